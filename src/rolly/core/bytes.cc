@@ -1,0 +1,94 @@
+// ByteReader's out-of-line reads and ByteWriter's patch.
+
+#include "rolly/core/bytes.h"
+
+#include <cassert>
+
+namespace rolly {
+
+void ByteWriter::PatchU64(std::size_t offset, std::uint64_t v) {
+  // Invariant: the caller wrote these 8 bytes before patching them.
+  assert(offset + 8 <= out_->size());
+  StoreU64(out_->data() + offset, v);
+}
+
+bool ByteReader::Raw(std::size_t n, ByteView* out) {
+  if (!ok_ || n > bytes_.size() - pos_) return Fail();
+  *out = bytes_.subspan(pos_, n);
+  pos_ += n;
+  return true;
+}
+
+bool ByteReader::U8(std::uint8_t* v) {
+  if (!ok_ || pos_ >= bytes_.size()) return Fail();
+  *v = bytes_[pos_++];
+  return true;
+}
+
+bool ByteReader::I64(std::int64_t* v) {
+  std::uint64_t u;
+  if (!U64(&u)) return false;
+  *v = static_cast<std::int64_t>(u);
+  return true;
+}
+
+bool ByteReader::F32(float* v) {
+  std::uint32_t bits;
+  if (!U32(&bits)) return false;
+  std::memcpy(v, &bits, sizeof bits);
+  return true;
+}
+
+bool ByteReader::F64(double* v) {
+  std::uint64_t bits;
+  if (!U64(&bits)) return false;
+  std::memcpy(v, &bits, sizeof bits);
+  return true;
+}
+
+bool ByteReader::Varint(std::uint64_t* v) {
+  if (!ok_) return false;
+  std::uint64_t result = 0;
+  for (int shift = 0, i = 0; i < 10; ++i, shift += 7) {
+    if (pos_ >= bytes_.size()) return Fail();
+    const std::uint8_t byte = bytes_[pos_++];
+    // The tenth byte may carry only the top bit of a 64-bit value.
+    if (i == 9 && byte > 1) return Fail();
+    result |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) {
+      // Shortest form only: a last byte of zero after others is an overlong encoding.
+      if (byte == 0 && i > 0) return Fail();
+      *v = result;
+      return true;
+    }
+  }
+  return Fail();
+}
+
+bool ByteReader::VarintAtMost(std::uint64_t max, std::uint64_t* v) {
+  if (!Varint(v)) return false;
+  if (*v > max) return Fail();
+  return true;
+}
+
+bool ByteReader::SignedVarint(std::int64_t* v) {
+  std::uint64_t u;
+  if (!Varint(&u)) return false;
+  *v = ZigZagDecode(u);
+  return true;
+}
+
+bool ByteReader::LengthPrefixed(std::size_t max_size, ByteView* out) {
+  std::uint64_t n;
+  if (!VarintAtMost(max_size, &n)) return false;
+  return Raw(static_cast<std::size_t>(n), out);
+}
+
+bool ByteReader::LengthPrefixed(std::size_t max_size, std::string_view* out) {
+  ByteView b;
+  if (!LengthPrefixed(max_size, &b)) return false;
+  *out = AsChars(b);
+  return true;
+}
+
+}  // namespace rolly

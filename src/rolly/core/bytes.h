@@ -1,0 +1,190 @@
+// Byte buffers: a writer that appends little-endian numbers, varints and strings, and a bounded
+// reader that takes them back without ever reading past its bytes.
+//
+// Every multi-byte number is little-endian. A varint is LEB128: seven bits a byte, low bits
+// first, the high bit set on every byte but the last. The reader accepts only the shortest form
+// of a varint (the one the writer makes), so bytes that decode also encode back to themselves.
+//
+// Thread rules: a writer or reader is used by one thread at a time; neither holds global state.
+
+#ifndef ROLLY_CORE_BYTES_H_
+#define ROLLY_CORE_BYTES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rolly {
+
+// Owned bytes.
+using Bytes = std::vector<std::uint8_t>;
+// A view of bytes someone else owns.
+using ByteView = std::span<const std::uint8_t>;
+
+inline ByteView AsBytes(std::string_view s) {
+  return ByteView(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
+}
+inline std::string_view AsChars(ByteView b) {
+  return std::string_view(reinterpret_cast<const char*>(b.data()), b.size());
+}
+
+// The number of bytes the varint encoding of `value` takes (1 to 10).
+inline std::size_t VarintSize(std::uint64_t value) {
+  std::size_t n = 1;
+  while (value >= 0x80) {
+    value >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+// Maps signed to unsigned so that small magnitudes stay small (0, -1, 1, -2 -> 0, 1, 2, 3).
+inline std::uint64_t ZigZagEncode(std::int64_t v) {
+  return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
+}
+inline std::int64_t ZigZagDecode(std::uint64_t v) {
+  return static_cast<std::int64_t>((v >> 1) ^ (~(v & 1) + 1));
+}
+
+// Appends to a Bytes it does not own. The target must outlive the writer.
+class ByteWriter {
+ public:
+  explicit ByteWriter(Bytes* out) : out_(out) {}
+
+  std::size_t size() const { return out_->size(); }
+
+  void U8(std::uint8_t v) { out_->push_back(v); }
+  void U16(std::uint16_t v) { Fixed(v); }
+  void U32(std::uint32_t v) { Fixed(v); }
+  void U64(std::uint64_t v) { Fixed(v); }
+  void I64(std::int64_t v) { Fixed(static_cast<std::uint64_t>(v)); }
+  void F32(float v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    Fixed(bits);
+  }
+  void F64(double v) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    Fixed(bits);
+  }
+  void Varint(std::uint64_t v) {
+    std::uint8_t buf[10];
+    std::size_t n = 0;
+    while (v >= 0x80) {
+      buf[n++] = static_cast<std::uint8_t>(v | 0x80);
+      v >>= 7;
+    }
+    buf[n++] = static_cast<std::uint8_t>(v);
+    Raw(ByteView(buf, n));
+  }
+  void SignedVarint(std::int64_t v) { Varint(ZigZagEncode(v)); }
+  void Raw(ByteView bytes) { out_->insert(out_->end(), bytes.begin(), bytes.end()); }
+  void Raw(std::string_view s) { Raw(AsBytes(s)); }
+  // A varint length, then the bytes.
+  void LengthPrefixed(ByteView bytes) {
+    Varint(bytes.size());
+    Raw(bytes);
+  }
+  void LengthPrefixed(std::string_view s) { LengthPrefixed(AsBytes(s)); }
+
+  // Overwrites 8 bytes at `offset`, which were written before (used to fill in checksums).
+  void PatchU64(std::size_t offset, std::uint64_t v);
+
+ private:
+  template <typename T>
+  void Fixed(T v) {
+    std::uint8_t buf[sizeof(T)];
+    for (std::size_t i = 0; i < sizeof(T); ++i) buf[i] = static_cast<std::uint8_t>(v >> (8 * i));
+    Raw(ByteView(buf, sizeof(T)));
+  }
+
+  Bytes* out_;
+};
+
+// Reads from bytes it does not own, never past their end. Each read returns false and leaves the
+// reader failed (every later read fails too) when the bytes run out or are not in the one form
+// the writer makes; the value read is then unspecified. Check ok() or each return.
+class ByteReader {
+ public:
+  explicit ByteReader(ByteView bytes) : bytes_(bytes) {}
+
+  bool ok() const { return ok_; }
+  std::size_t position() const { return pos_; }
+  std::size_t remaining() const { return ok_ ? bytes_.size() - pos_ : 0; }
+  bool empty() const { return remaining() == 0; }
+
+  bool U8(std::uint8_t* v);
+  bool U16(std::uint16_t* v) { return Fixed(v); }
+  bool U32(std::uint32_t* v) { return Fixed(v); }
+  bool U64(std::uint64_t* v) { return Fixed(v); }
+  bool I64(std::int64_t* v);
+  bool F32(float* v);
+  bool F64(double* v);
+  // A varint in its shortest form, up to 64 bits.
+  bool Varint(std::uint64_t* v);
+  // A varint that must be at most `max`.
+  bool VarintAtMost(std::uint64_t max, std::uint64_t* v);
+  bool SignedVarint(std::int64_t* v);
+  // The next `n` bytes, as a view into the reader's bytes.
+  bool Raw(std::size_t n, ByteView* out);
+  // A varint length of at most `max_size`, then that many bytes, viewed.
+  bool LengthPrefixed(std::size_t max_size, ByteView* out);
+  bool LengthPrefixed(std::size_t max_size, std::string_view* out);
+  bool Skip(std::size_t n) {
+    ByteView ignored;
+    return Raw(n, &ignored);
+  }
+  // Marks the reader failed (for a caller that found the bytes in a form it refuses).
+  bool Fail() {
+    ok_ = false;
+    return false;
+  }
+
+ private:
+  template <typename T>
+  bool Fixed(T* v) {
+    ByteView b;
+    if (!Raw(sizeof(T), &b)) return false;
+    T r = 0;
+    for (std::size_t i = 0; i < sizeof(T); ++i) r |= static_cast<T>(static_cast<T>(b[i]) << (8 * i));
+    *v = r;
+    return true;
+  }
+
+  ByteView bytes_;
+  std::size_t pos_ = 0;
+  bool ok_ = true;
+};
+
+// Little-endian loads and stores on raw memory, for fixed layouts such as the file prelude.
+inline std::uint64_t LoadU64(const std::uint8_t* p) {
+  std::uint64_t r = 0;
+  for (int i = 7; i >= 0; --i) r = (r << 8) | p[i];
+  return r;
+}
+inline std::uint32_t LoadU32(const std::uint8_t* p) {
+  return static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 |
+         static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24;
+}
+inline std::uint16_t LoadU16(const std::uint8_t* p) {
+  return static_cast<std::uint16_t>(p[0] | p[1] << 8);
+}
+inline void StoreU64(std::uint8_t* p, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+inline void StoreU32(std::uint8_t* p, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+inline void StoreU16(std::uint8_t* p, std::uint16_t v) {
+  p[0] = static_cast<std::uint8_t>(v);
+  p[1] = static_cast<std::uint8_t>(v >> 8);
+}
+
+}  // namespace rolly
+
+#endif  // ROLLY_CORE_BYTES_H_

@@ -1,0 +1,60 @@
+// Name: an interned string that keeps its case. Two Names are equal exactly when their texts are
+// equal byte for byte, so "Door" and "door" are different names; EqualsIgnoreCase compares the
+// way people read them. Comparing and hashing a Name costs a pointer compare.
+//
+// Interned texts live until the process ends; do not intern unbounded data read from files (the
+// record layer bounds what it interns). The empty text is the None name.
+//
+// Thread rules: Names may be made, copied and compared from any thread.
+
+#ifndef ROLLY_CORE_NAME_H_
+#define ROLLY_CORE_NAME_H_
+
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rolly {
+
+class Name {
+ public:
+  // The None name (empty text).
+  Name() = default;
+  // Interns `text`.
+  explicit Name(std::string_view text);
+
+  // The Name of `text` when it was already interned; nullopt otherwise (interns nothing).
+  static std::optional<Name> Find(std::string_view text);
+
+  std::string_view view() const;
+  std::string str() const { return std::string(view()); }
+  bool is_none() const { return entry_ == nullptr; }
+  // A number unique to this name within the process (0 for None); not stable across runs.
+  std::uint32_t id() const;
+
+  // True when the texts are equal ignoring ASCII case.
+  bool EqualsIgnoreCase(Name other) const;
+
+  friend bool operator==(Name a, Name b) { return a.entry_ == b.entry_; }
+  // Orders by text, so sorted output does not depend on interning order.
+  friend std::strong_ordering operator<=>(Name a, Name b) { return a.view() <=> b.view(); }
+
+  struct Entry;
+
+ private:
+  explicit Name(const Entry* entry) : entry_(entry) {}
+  const Entry* entry_ = nullptr;
+};
+
+}  // namespace rolly
+
+template <>
+struct std::hash<rolly::Name> {
+  std::size_t operator()(rolly::Name n) const noexcept { return n.id() * 0x9E3779B97F4A7C15ull; }
+};
+
+#endif  // ROLLY_CORE_NAME_H_

@@ -1,0 +1,407 @@
+// Write, Read, ReadPrelude and ReadHeader, following docs/format.md step by step.
+
+#include "rolly/format/file.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "rolly/format/internal/directory.h"
+#include "rolly/format/internal/header_codec.h"
+#include "rolly/format/internal/zstd_codec.h"
+
+namespace rolly::format {
+
+using format_internal::ChunkLabel;
+using format_internal::DirectoryEntry;
+
+// Sets what Read found on a Chunk without widening Chunk's public surface.
+class ChunkAccess {
+ public:
+  static void SetStored(Chunk& c, std::uint8_t codec, Bytes stored) {
+    c.has_stored_ = true;
+    c.stored_codec_ = codec;
+    c.stored_ = std::move(stored);
+  }
+  static void SetCarried(Chunk& c, std::uint8_t codec, Bytes stored, std::uint64_t decoded_size) {
+    c.decoded_ = false;
+    c.carried_decoded_size_ = decoded_size;
+    SetStored(c, codec, std::move(stored));
+  }
+};
+
+std::optional<ChunkId> ChunkId::FromBytes(const std::uint8_t* bytes) {
+  ChunkId id;
+  for (int i = 0; i < 4; ++i) {
+    if (bytes[i] < 0x21 || bytes[i] > 0x7E) return std::nullopt;
+    id.chars_[i] = static_cast<char>(bytes[i]);
+  }
+  return id;
+}
+
+Chunk::Chunk(ChunkId id, std::string key, Bytes data, std::uint64_t flags)
+    : id_(id), key_(std::move(key)), flags_(flags), data_(std::move(data)) {}
+
+void Chunk::set_data(Bytes data) {
+  data_ = std::move(data);
+  decoded_ = true;
+  DropStoredUnchecked();
+}
+
+Bytes Chunk::TakeData() {
+  Bytes out = std::move(data_);
+  data_.clear();
+  decoded_ = true;
+  DropStoredUnchecked();
+  return out;
+}
+
+ByteView Chunk::stored() const {
+  if (!has_stored_) return {};
+  if (stored_codec_ == static_cast<std::uint8_t>(Codec::kStored)) return data_;
+  return stored_;
+}
+
+void Chunk::DropStored() {
+  if (decoded_) DropStoredUnchecked();
+}
+
+void Chunk::DropStoredUnchecked() {
+  has_stored_ = false;
+  stored_codec_ = 0;
+  stored_ = Bytes();
+}
+
+bool operator==(const Chunk& a, const Chunk& b) {
+  return a.id_ == b.id_ && a.key_ == b.key_ && a.flags_ == b.flags_ && a.decoded_ == b.decoded_ &&
+         a.data_ == b.data_ && a.decoded_size() == b.decoded_size() &&
+         (a.decoded_ || (a.stored_codec_ == b.stored_codec_ && a.stored_ == b.stored_));
+}
+
+const Chunk* File::Find(ChunkId id, std::string_view key) const {
+  for (const Chunk& c : chunks) {
+    if (c.id() == id && c.key() == key) return &c;
+  }
+  return nullptr;
+}
+
+Chunk* File::Find(ChunkId id, std::string_view key) {
+  return const_cast<Chunk*>(std::as_const(*this).Find(id, key));
+}
+
+namespace {
+
+// A chunk as it goes into the file.
+struct EncodedChunk {
+  std::uint8_t codec = 0;
+  ByteView stored;     // views the chunk's bytes or `owned`
+  Bytes owned;         // compressed bytes made by this write
+  std::uint64_t decoded_size = 0;
+};
+
+Status CheckChunks(const File& file) {
+  if (file.chunks.size() > kMaxChunks) {
+    return InvalidInputError(
+        fmt::format("{} chunks, above the bound of {}", file.chunks.size(), kMaxChunks));
+  }
+  std::uint64_t decoded_total = 0;
+  std::vector<std::pair<ChunkId, std::string_view>> keys;
+  keys.reserve(file.chunks.size());
+  for (const Chunk& c : file.chunks) {
+    ROLLY_RETURN_IF_ERROR(
+        format_internal::CheckWritableString(c.key(), kMaxChunkKeySize, "chunk key"));
+    if (c.decoded_size() > kMaxDecodedTotal - decoded_total) {
+      return InvalidInputError("chunks add up to more than 1 GiB");
+    }
+    decoded_total += c.decoded_size();
+    keys.emplace_back(c.id(), c.key());
+  }
+  std::sort(keys.begin(), keys.end());
+  if (std::adjacent_find(keys.begin(), keys.end()) != keys.end()) {
+    return InvalidInputError("two chunks have the same ID and key");
+  }
+  return OkStatus();
+}
+
+EncodedChunk EncodeChunk(const Chunk& c, const WriteOptions& options) {
+  EncodedChunk e;
+  e.decoded_size = c.decoded_size();
+  if (c.has_stored()) {
+    e.codec = c.stored_codec();
+    e.stored = c.stored();
+    return e;
+  }
+  e.codec = static_cast<std::uint8_t>(Codec::kStored);
+  e.stored = c.data();
+  if (options.compress && !c.data().empty() &&
+      format_internal::ZstdCompress(c.data(), options.zstd_level, &e.owned) &&
+      e.owned.size() < c.data().size()) {
+    e.codec = static_cast<std::uint8_t>(Codec::kZstd);
+    e.stored = e.owned;
+  }
+  return e;
+}
+
+void StorePrelude(std::uint8_t* p, const File& file, std::uint32_t header_size,
+                  std::uint32_t directory_size, std::uint64_t file_size) {
+  std::memcpy(p, kMagic.data(), kMagic.size());
+  StoreU16(p + 8, file.format_version);
+  StoreU16(p + 10, file.min_reader_version);
+  StoreU32(p + 12, header_size);
+  StoreU32(p + 16, directory_size);
+  StoreU32(p + 20, 0);
+  StoreU64(p + 24, file_size);
+}
+
+Status Damaged(std::string_view part, std::string_view what) {
+  return DamagedError(fmt::format("{}: {}", part, what));
+}
+
+}  // namespace
+
+Result<Bytes> Write(const File& file, const WriteOptions& options) {
+  if (file.min_reader_version == 0 || file.min_reader_version > kFormatVersion ||
+      file.format_version < file.min_reader_version) {
+    return InvalidInputError(fmt::format(
+        "format version {} with minimum reader version {} cannot be written by format version {}",
+        file.format_version, file.min_reader_version, kFormatVersion));
+  }
+  if (options.compress && !format_internal::IsValidZstdLevel(options.zstd_level)) {
+    return InvalidInputError(fmt::format("zstd level {} is out of range", options.zstd_level));
+  }
+  ROLLY_RETURN_IF_ERROR(format_internal::CheckHeader(file.header));
+  ROLLY_RETURN_IF_ERROR(CheckChunks(file));
+
+  std::vector<EncodedChunk> encoded;
+  encoded.reserve(file.chunks.size());
+  for (const Chunk& c : file.chunks) encoded.push_back(EncodeChunk(c, options));
+
+  Bytes header;
+  format_internal::EncodeHeader(file.header, &header);
+  if (header.size() > kMaxHeaderSize) {
+    return InvalidInputError(fmt::format("header is {} bytes, above its bound of {}",
+                                         header.size(), kMaxHeaderSize));
+  }
+  Bytes directory;
+  ByteWriter(&directory).Varint(file.chunks.size());
+  std::uint64_t chunks_size = 0;
+  for (std::size_t i = 0; i < file.chunks.size(); ++i) {
+    const Chunk& c = file.chunks[i];
+    const EncodedChunk& e = encoded[i];
+    DirectoryEntry entry;
+    entry.id = c.id();
+    entry.key = c.key();
+    entry.flags = c.flags();
+    entry.codec = e.codec;
+    entry.stored_size = e.stored.size();
+    entry.decoded_size = e.decoded_size;
+    entry.checksum = format_internal::ChunkChecksum(c.id(), c.key(), e.stored);
+    format_internal::EncodeEntry(entry, &directory);
+    chunks_size += e.stored.size();
+  }
+  if (directory.size() > kMaxDirectorySize) {
+    return InvalidInputError(fmt::format("directory is {} bytes, above its bound of {}",
+                                         directory.size(), kMaxDirectorySize));
+  }
+
+  const std::uint64_t file_size = kPreludeSize + header.size() + directory.size() + chunks_size;
+  Bytes out(file_size);
+  std::uint8_t* p = out.data();
+  StorePrelude(p, file, static_cast<std::uint32_t>(header.size()),
+               static_cast<std::uint32_t>(directory.size()), file_size);
+  std::size_t pos = kPreludeSize;
+  std::memcpy(p + pos, header.data(), header.size());
+  pos += header.size();
+  if (!directory.empty()) std::memcpy(p + pos, directory.data(), directory.size());
+  pos += directory.size();
+  for (const EncodedChunk& e : encoded) {
+    if (!e.stored.empty()) std::memcpy(p + pos, e.stored.data(), e.stored.size());
+    pos += e.stored.size();
+  }
+  StoreU64(p + 32, Checksum::Of(header).bits());
+  StoreU64(p + 40, Checksum::Of(directory).bits());
+  StoreU64(p + 48, Checksum::Of(ByteView(out).subspan(kPreludeSize)).bits());
+  StoreU64(p + 56, Checksum::Of(ByteView(out).first(56)).bits());
+  return out;
+}
+
+Result<Prelude> ReadPrelude(ByteView bytes) {
+  if (bytes.size() < kPreludeSize) {
+    return Damaged("prelude", fmt::format("the file is {} bytes, shorter than the {}-byte prelude",
+                                          bytes.size(), kPreludeSize));
+  }
+  const std::uint8_t* p = bytes.data();
+  if (std::memcmp(p, kMagic.data(), kMagic.size()) != 0) {
+    return Damaged("prelude", "the magic is not a Rolly Save file's");
+  }
+  Prelude prelude;
+  prelude.format_version = LoadU16(p + 8);
+  prelude.min_reader_version = LoadU16(p + 10);
+  prelude.header_size = LoadU32(p + 12);
+  prelude.directory_size = LoadU32(p + 16);
+  const std::uint32_t reserved = LoadU32(p + 20);
+  prelude.file_size = LoadU64(p + 24);
+  prelude.header_checksum = Checksum::FromBits(LoadU64(p + 32));
+  prelude.directory_checksum = Checksum::FromBits(LoadU64(p + 40));
+  prelude.file_checksum = Checksum::FromBits(LoadU64(p + 48));
+  prelude.prelude_checksum = Checksum::FromBits(LoadU64(p + 56));
+  if (!(Checksum::Of(bytes.first(56)) == prelude.prelude_checksum)) {
+    return Damaged("prelude", "checksum does not match");
+  }
+  if (prelude.min_reader_version == 0 || prelude.format_version < prelude.min_reader_version) {
+    return Damaged("prelude", "the format versions are not valid");
+  }
+  if (reserved != 0) return Damaged("prelude", "the reserved field is not zero");
+  if (prelude.min_reader_version > kFormatVersion) {
+    return NewerVersionError(fmt::format(
+        "the file needs format version {} to be read; this version reads format version {}",
+        prelude.min_reader_version, kFormatVersion));
+  }
+  if (prelude.header_size > kMaxHeaderSize) {
+    return Damaged("prelude", "the header size is above its bound");
+  }
+  if (prelude.directory_size > kMaxDirectorySize) {
+    return Damaged("prelude", "the directory size is above its bound");
+  }
+  if (prelude.file_size < kPreludeSize + prelude.header_size + prelude.directory_size) {
+    return Damaged("prelude", "the file size is smaller than the prelude, header and directory");
+  }
+  return prelude;
+}
+
+Result<Header> ReadHeader(ByteView bytes) {
+  ROLLY_ASSIGN_OR_RETURN(const Prelude prelude, ReadPrelude(bytes));
+  if (bytes.size() < prelude.header_end()) {
+    return Damaged("header", fmt::format("truncated: {} bytes of the {} the header needs",
+                                         bytes.size(), prelude.header_end()));
+  }
+  const ByteView header = bytes.subspan(kPreludeSize, prelude.header_size);
+  if (!(Checksum::Of(header) == prelude.header_checksum)) {
+    return Damaged("header", "checksum does not match");
+  }
+  return format_internal::DecodeHeader(header);
+}
+
+namespace {
+
+bool IsKnownChunk(ChunkId id, const ReadOptions& options) {
+  return std::find(kKnownChunkIds.begin(), kKnownChunkIds.end(), id) != kKnownChunkIds.end() ||
+         std::find(options.extra_known_chunks.begin(), options.extra_known_chunks.end(), id) !=
+             options.extra_known_chunks.end();
+}
+
+// Names the part a failed whole-file checksum comes from: the first chunk whose own checksum
+// fails, or the file as a whole when every chunk matches (the damage is then in bytes no other
+// checksum covers, which a valid file does not have).
+Status LocateFileDamage(ByteView bytes, const Prelude& prelude, ByteView directory) {
+  const std::uint64_t chunks_offset =
+      kPreludeSize + prelude.header_size + prelude.directory_size;
+  auto entries =
+      format_internal::DecodeDirectory(directory, chunks_offset, prelude.file_size - chunks_offset);
+  if (entries.ok()) {
+    for (std::size_t i = 0; i < entries->size(); ++i) {
+      const DirectoryEntry& e = (*entries)[i];
+      const ByteView stored = bytes.subspan(e.offset, e.stored_size);
+      if (!(format_internal::ChunkChecksum(e.id, e.key, stored) == e.checksum)) {
+        return Damaged(ChunkLabel(i, e.id, e.key), "checksum does not match");
+      }
+    }
+  }
+  return Damaged("file", "checksum does not match");
+}
+
+}  // namespace
+
+Result<File> Read(ByteView bytes, const ReadOptions& options) {
+  // Steps 1 to 3: prelude, version, sizes.
+  ROLLY_ASSIGN_OR_RETURN(const Prelude prelude, ReadPrelude(bytes));
+  if (bytes.size() < prelude.file_size) {
+    return Damaged("file", fmt::format("truncated: {} bytes of the recorded {}", bytes.size(),
+                                       prelude.file_size));
+  }
+  if (bytes.size() > prelude.file_size) {
+    return Damaged("file", fmt::format("{} bytes follow the recorded end of the file",
+                                       bytes.size() - prelude.file_size));
+  }
+  const ByteView header_bytes = bytes.subspan(kPreludeSize, prelude.header_size);
+  const ByteView directory_bytes =
+      bytes.subspan(kPreludeSize + prelude.header_size, prelude.directory_size);
+  const std::uint64_t chunks_offset =
+      kPreludeSize + prelude.header_size + prelude.directory_size;
+
+  // Step 4: checksums, cheapest first.
+  if (!(Checksum::Of(header_bytes) == prelude.header_checksum)) {
+    return Damaged("header", "checksum does not match");
+  }
+  if (!(Checksum::Of(directory_bytes) == prelude.directory_checksum)) {
+    return Damaged("directory", "checksum does not match");
+  }
+  if (!(Checksum::Of(bytes.subspan(kPreludeSize)) == prelude.file_checksum)) {
+    return LocateFileDamage(bytes, prelude, directory_bytes);
+  }
+
+  // Steps 5 and 6: header and directory in their one form.
+  File file;
+  file.format_version = prelude.format_version;
+  file.min_reader_version = prelude.min_reader_version;
+  ROLLY_ASSIGN_OR_RETURN(file.header, format_internal::DecodeHeader(header_bytes));
+  ROLLY_ASSIGN_OR_RETURN(
+      const std::vector<DirectoryEntry> entries,
+      format_internal::DecodeDirectory(directory_bytes, chunks_offset,
+                                       prelude.file_size - chunks_offset));
+
+  // Step 7: every chunk's checksum, then what a newer version wrote, then decoding.
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const DirectoryEntry& e = entries[i];
+    if (!(format_internal::ChunkChecksum(e.id, e.key, bytes.subspan(e.offset, e.stored_size)) ==
+          e.checksum)) {
+      return Damaged(ChunkLabel(i, e.id, e.key), "checksum does not match");
+    }
+  }
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const DirectoryEntry& e = entries[i];
+    const bool known = IsKnownChunk(e.id, options);
+    const bool must_understand = (e.flags & kChunkMustUnderstand) != 0;
+    const bool codec_known = e.codec <= static_cast<std::uint8_t>(Codec::kZstd);
+    if (must_understand && !known) {
+      return NewerVersionError(fmt::format("{} must be understood and this version does not know it",
+                                           ChunkLabel(i, e.id, e.key)));
+    }
+    if (!codec_known && (known || must_understand)) {
+      return NewerVersionError(fmt::format("{} uses codec {}, which this version lacks",
+                                           ChunkLabel(i, e.id, e.key), e.codec));
+    }
+  }
+  file.chunks.reserve(entries.size());
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const DirectoryEntry& e = entries[i];
+    const ByteView stored = bytes.subspan(e.offset, e.stored_size);
+    Chunk chunk(e.id, std::string(e.key), Bytes(), e.flags);
+    switch (e.codec) {
+      case static_cast<std::uint8_t>(Codec::kStored):
+        chunk.set_data(Bytes(stored.begin(), stored.end()));
+        if (options.keep_stored) ChunkAccess::SetStored(chunk, e.codec, Bytes());
+        break;
+      case static_cast<std::uint8_t>(Codec::kZstd): {
+        Bytes data;
+        const Status s = format_internal::ZstdDecompress(stored, e.decoded_size, &data);
+        if (!s.ok()) return Damaged(ChunkLabel(i, e.id, e.key), s.message());
+        chunk.set_data(std::move(data));
+        if (options.keep_stored) {
+          ChunkAccess::SetStored(chunk, e.codec, Bytes(stored.begin(), stored.end()));
+        }
+        break;
+      }
+      default:
+        ChunkAccess::SetCarried(chunk, e.codec, Bytes(stored.begin(), stored.end()),
+                                e.decoded_size);
+        break;
+    }
+    file.chunks.push_back(std::move(chunk));
+  }
+  return file;
+}
+
+}  // namespace rolly::format

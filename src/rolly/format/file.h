@@ -1,0 +1,221 @@
+// The save file container: a prelude, a header of known and carried fields, a directory, and
+// chunks. Write turns a File into bytes; Read checks bytes and turns them back into a File;
+// ReadHeader reads only the header, for slot lists; Diagnose names every damaged part.
+// The bytes are specified in docs/format.md.
+//
+// Bad input never crashes, hangs, allocates more than the format's bounds, or yields a partial
+// File: a call either succeeds whole or returns a status.
+//
+// Thread rules: every function here is pure and may run on any thread, several at once. Reading
+// and writing belong on workers, not the game thread.
+
+#ifndef ROLLY_FORMAT_FILE_H_
+#define ROLLY_FORMAT_FILE_H_
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rolly/core/bytes.h"
+#include "rolly/core/checksum.h"
+#include "rolly/core/status.h"
+#include "rolly/format/format_constants.h"
+
+namespace rolly::format {
+
+// A custom version: a key the game or a plugin owns and the version of its data in this save.
+struct CustomVersion {
+  std::string key;
+  std::uint32_t version = 0;
+  friend bool operator==(const CustomVersion&, const CustomVersion&) = default;
+};
+
+// A header field this version does not know, kept as read and written back unchanged.
+struct CarriedField {
+  std::uint32_t id = 0;
+  Bytes payload;
+  friend bool operator==(const CarriedField&, const CarriedField&) = default;
+};
+
+// The header: what a slot list shows and what a load checks before anything else.
+// See docs/format.md, "Header", for each field's meaning and bound.
+struct Header {
+  std::string slot_name;
+  std::uint64_t sequence = 0;
+  std::uint32_t game_data_version = 0;
+  std::uint32_t library_version = 0;
+  std::uint32_t record_version = 0;
+  std::string game_build;
+  // Microseconds since 1970-01-01T00:00:00Z.
+  std::int64_t save_time_us = 0;
+  // A SaveKind, or a number a newer version defined.
+  std::uint32_t kind = static_cast<std::uint32_t>(SaveKind::kManual);
+  std::string title;
+  Bytes metadata;
+  Bytes thumbnail;
+  // Sorted by key, keys unique.
+  std::vector<CustomVersion> custom_versions;
+  // Sorted by ID, IDs above kLastKnownHeaderField and unique.
+  std::vector<CarriedField> carried_fields;
+
+  friend bool operator==(const Header&, const Header&) = default;
+};
+
+// One chunk: an ID, a key telling which one of its kind, flags, and its bytes.
+//
+// A chunk read from a file also keeps its bytes as stored (its codec and stored bytes), so
+// writing the File back reproduces the file exactly; set_data() drops them, and the next Write
+// encodes the new bytes. A chunk in a codec this version lacks is carried: it has no decoded
+// bytes (is_decoded() is false) and is written back as stored.
+class Chunk {
+ public:
+  Chunk(ChunkId id, std::string key, Bytes data, std::uint64_t flags = 0);
+
+  ChunkId id() const { return id_; }
+  const std::string& key() const { return key_; }
+  std::uint64_t flags() const { return flags_; }
+  bool must_understand() const { return (flags_ & kChunkMustUnderstand) != 0; }
+
+  // False only for a chunk carried in a codec this version lacks.
+  bool is_decoded() const { return decoded_; }
+  // The decoded bytes; empty when !is_decoded().
+  const Bytes& data() const { return data_; }
+  // The decoded size (as recorded for a carried chunk).
+  std::uint64_t decoded_size() const { return decoded_ ? data_.size() : carried_decoded_size_; }
+  // Replaces the bytes and forgets the as-read encoding. The chunk is decoded from then on.
+  void set_data(Bytes data);
+  // Moves the decoded bytes out, leaving the chunk empty, and forgets the as-read encoding.
+  Bytes TakeData();
+
+  // True when the chunk keeps the encoding it was read with.
+  bool has_stored() const { return has_stored_; }
+  // The codec as read (a Codec, or a number a newer version defined).
+  std::uint8_t stored_codec() const { return stored_codec_; }
+  // The bytes as stored in the file read.
+  ByteView stored() const;
+  // Forgets the as-read encoding to save memory (a carried chunk cannot forget it).
+  void DropStored();
+
+  friend bool operator==(const Chunk& a, const Chunk& b);
+
+ private:
+  friend class ChunkAccess;
+  void DropStoredUnchecked();
+
+  ChunkId id_;
+  std::string key_;
+  std::uint64_t flags_ = 0;
+  Bytes data_;
+  bool decoded_ = true;
+  std::uint64_t carried_decoded_size_ = 0;
+  bool has_stored_ = false;
+  std::uint8_t stored_codec_ = 0;
+  Bytes stored_;  // empty for kStored, whose stored bytes are data_
+};
+
+// A whole file. A File made in code holds the current format versions; a File read keeps the
+// versions it was read with, and Write writes them back.
+struct File {
+  std::uint16_t format_version = kFormatVersion;
+  std::uint16_t min_reader_version = kMinReaderVersion;
+  Header header;
+  std::vector<Chunk> chunks;
+
+  // The chunk of `id` and `key`, or nullptr.
+  const Chunk* Find(ChunkId id, std::string_view key = {}) const;
+  Chunk* Find(ChunkId id, std::string_view key = {});
+
+  friend bool operator==(const File&, const File&) = default;
+};
+
+struct WriteOptions {
+  // False stores every chunk as it is.
+  bool compress = true;
+  // The zstd level for chunks that compress (zstd's own range: negative fast levels to 22).
+  int zstd_level = 3;
+};
+
+// Encodes `file`. A chunk that keeps its as-read encoding is written as read; any other is
+// compressed at the chosen level when that makes it smaller, and stored otherwise.
+// Returns the bytes, or InvalidInput when the file breaks a rule of docs/format.md (a bound, a
+// string that is not UTF-8 or holds NUL, a duplicate chunk, a carried field with a known ID, an
+// unsorted list, a level out of range, min_reader_version above this version).
+Result<Bytes> Write(const File& file, const WriteOptions& options = {});
+
+struct ReadOptions {
+  // Chunk IDs the caller knows beyond kKnownChunkIds (a game's own chunks).
+  std::span<const ChunkId> extra_known_chunks;
+  // Keep each chunk's as-read encoding so Write reproduces the file exactly. A load that will
+  // not write the File back may turn it off to hold less memory.
+  bool keep_stored = true;
+};
+
+// Checks and decodes a whole file, in the order of docs/format.md, "Reading".
+// Returns the File, or:
+//   Damaged       a check failed; the message names the part (prelude, header, directory,
+//                 chunk N) and what failed;
+//   NewerVersion  a newer version wrote it in a way this one cannot read (a minimum reader version
+//                 above ours, a MustUnderstand chunk we do not know, a known chunk in a codec we
+//                 lack).
+Result<File> Read(ByteView bytes, const ReadOptions& options = {});
+
+// The prelude's fields, as recorded.
+struct Prelude {
+  std::uint16_t format_version = 0;
+  std::uint16_t min_reader_version = 0;
+  std::uint32_t header_size = 0;
+  std::uint32_t directory_size = 0;
+  std::uint64_t file_size = 0;
+  Checksum header_checksum;
+  Checksum directory_checksum;
+  Checksum file_checksum;
+  Checksum prelude_checksum;
+
+  // Bytes needed by ReadHeader: the prelude and the header.
+  std::uint64_t header_end() const { return kPreludeSize + header_size; }
+};
+
+// Checks the first kPreludeSize bytes (steps 1 and 2 of "Reading", and the bounds of the sizes).
+// Damaged or NewerVersion as Read.
+Result<Prelude> ReadPrelude(ByteView bytes);
+
+// Reads the header from the start of a file: `bytes` holds at least Prelude::header_end() bytes
+// (the rest of the file is not needed and not checked). Damaged or NewerVersion as Read; Damaged
+// also when `bytes` is shorter than the prelude says the header needs.
+Result<Header> ReadHeader(ByteView bytes);
+
+// One checked part of a file, for Diagnose.
+struct PartReport {
+  // "prelude", "header", "directory", "file", or "chunk N".
+  std::string part;
+  // For chunks: the ID and key; otherwise empty.
+  std::string chunk_id;
+  std::string chunk_key;
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+  // Whether the part's checksum could be checked, and whether it matched.
+  bool checked = false;
+  bool ok = false;
+  Checksum recorded;
+  Checksum actual;
+};
+
+// Every checksum of a file and what Read says of it.
+struct Diagnosis {
+  // What Read returns for these bytes.
+  Status status;
+  // False when even the prelude could not be read (too short, wrong magic, damaged).
+  bool prelude_readable = false;
+  Prelude prelude;
+  // Each part that could be located, in file order.
+  std::vector<PartReport> parts;
+};
+
+// Checks every part it can locate, without stopping at the first failure.
+Diagnosis Diagnose(ByteView bytes);
+
+}  // namespace rolly::format
+
+#endif  // ROLLY_FORMAT_FILE_H_

@@ -1,0 +1,126 @@
+// zstd behind the format's rules. The frame checks run on the frame's header and block headers
+// only, so a forged frame is refused before its claimed size is allocated.
+
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_getFrameHeader, ZSTD_frameHeaderSize
+#include "rolly/format/internal/zstd_codec.h"
+
+#include <zstd.h>
+
+#include <fmt/format.h>
+
+#include <cassert>
+#include <memory>
+
+namespace rolly::format_internal {
+namespace {
+
+struct CCtxDeleter {
+  void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+};
+struct DCtxDeleter {
+  void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
+};
+
+ZSTD_CCtx* ThreadCCtx() {
+  thread_local std::unique_ptr<ZSTD_CCtx, CCtxDeleter> cctx(ZSTD_createCCtx());
+  return cctx.get();
+}
+
+ZSTD_DCtx* ThreadDCtx() {
+  thread_local std::unique_ptr<ZSTD_DCtx, DCtxDeleter> dctx(ZSTD_createDCtx());
+  return dctx.get();
+}
+
+// The most bytes the frame's blocks can produce, walking only the block headers; 0 when the block
+// structure is broken. Raw and RLE blocks produce exactly their size; a compressed block at most
+// the frame's block size.
+std::uint64_t DecodedBound(ByteView frame, std::size_t header_size, unsigned block_size_max) {
+  std::uint64_t bound = 0;
+  std::size_t pos = header_size;
+  for (;;) {
+    if (frame.size() - pos < 3) return 0;
+    const std::uint32_t block = static_cast<std::uint32_t>(frame[pos]) |
+                                static_cast<std::uint32_t>(frame[pos + 1]) << 8 |
+                                static_cast<std::uint32_t>(frame[pos + 2]) << 16;
+    pos += 3;
+    const bool last = (block & 1) != 0;
+    const std::uint32_t type = (block >> 1) & 3;
+    const std::uint32_t size = block >> 3;
+    std::size_t stored;
+    switch (type) {
+      case 0:  // raw
+        stored = size;
+        bound += size;
+        break;
+      case 1:  // RLE
+        stored = 1;
+        bound += size;
+        break;
+      case 2:  // compressed
+        stored = size;
+        bound += block_size_max;
+        break;
+      default:
+        return 0;
+    }
+    if (frame.size() - pos < stored) return 0;
+    pos += stored;
+    if (last) return bound;
+  }
+}
+
+}  // namespace
+
+bool IsValidZstdLevel(int level) {
+  return level >= ZSTD_minCLevel() && level <= ZSTD_maxCLevel();
+}
+
+bool ZstdCompress(ByteView src, int level, Bytes* out) {
+  ZSTD_CCtx* cctx = ThreadCCtx();
+  if (cctx == nullptr) return false;
+  ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
+  if (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level)) ||
+      ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 0)) ||
+      ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1)) ||
+      ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_dictIDFlag, 0))) {
+    return false;
+  }
+  out->resize(ZSTD_compressBound(src.size()));
+  const std::size_t n = ZSTD_compress2(cctx, out->data(), out->size(), src.data(), src.size());
+  if (ZSTD_isError(n)) return false;
+  out->resize(n);
+  return true;
+}
+
+Status ZstdDecompress(ByteView src, std::uint64_t decoded_size, Bytes* out) {
+  ZSTD_frameHeader header;
+  const std::size_t r = ZSTD_getFrameHeader(&header, src.data(), src.size());
+  if (r != 0) return DamagedError("zstd frame header is not readable");
+  if (header.frameType != ZSTD_frame) return DamagedError("zstd frame is a skippable frame");
+  if (header.frameContentSize != decoded_size) {
+    return DamagedError("zstd frame declares another decoded size than the directory");
+  }
+  if (header.dictID != 0) return DamagedError("zstd frame needs a dictionary");
+  if (header.checksumFlag != 0) return DamagedError("zstd frame carries its own checksum");
+  const std::size_t frame_size = ZSTD_findFrameCompressedSize(src.data(), src.size());
+  if (ZSTD_isError(frame_size) || frame_size != src.size()) {
+    return DamagedError("zstd frame is not exactly the chunk's stored bytes");
+  }
+  if (DecodedBound(src, header.headerSize, header.blockSizeMax) < decoded_size) {
+    return DamagedError("zstd frame's blocks cannot produce the declared size");
+  }
+  out->resize(decoded_size);
+  ZSTD_DCtx* dctx = ThreadDCtx();
+  // Invariant: the context exists; its allocation failing ends the process like any other would.
+  assert(dctx != nullptr);
+  const std::size_t n = ZSTD_decompressDCtx(dctx, out->data(), out->size(), src.data(), src.size());
+  if (ZSTD_isError(n) || n != decoded_size) {
+    out->clear();
+    return DamagedError(
+        fmt::format("zstd frame does not decode ({})",
+                    ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short output"));
+  }
+  return OkStatus();
+}
+
+}  // namespace rolly::format_internal
