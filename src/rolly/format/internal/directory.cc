@@ -106,7 +106,10 @@ std::string ChunkLabel(std::size_t index, format::ChunkId id, std::string_view k
   if (key.empty()) return fmt::format("chunk {} ({})", index, id.view());
   constexpr std::size_t kShown = 64;
   if (key.size() <= kShown) return fmt::format("chunk {} ({} \"{}\")", index, id.view(), key);
-  return fmt::format("chunk {} ({} \"{}...\")", index, id.view(), key.substr(0, kShown));
+  // Cut at a code point's start, so the message stays UTF-8 (keys are UTF-8 when read).
+  std::size_t cut = kShown;
+  while (cut > 0 && (static_cast<unsigned char>(key[cut]) & 0xC0) == 0x80) --cut;
+  return fmt::format("chunk {} ({} \"{}...\")", index, id.view(), key.substr(0, cut));
 }
 
 }  // namespace rolly::format_internal

@@ -1,0 +1,78 @@
+// The verbs of the `rolly` command line and what they share. main.cc only parses the command
+// line; each verb is one function over the public library API (format::Read, format::ReadHeader,
+// format::Diagnose) that writes its report and returns the process's exit code. docs/cli.md is
+// the reference for what each prints.
+//
+// Thread rules: a verb runs on the calling thread and shares nothing with another call.
+
+#ifndef ROLLY_TOOLS_ROLLY_VERBS_H_
+#define ROLLY_TOOLS_ROLLY_VERBS_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "rolly/core/bytes.h"
+#include "rolly/core/status.h"
+#include "rolly/format/format_constants.h"
+
+namespace rolly::cli {
+
+// Exit codes, the same for every verb.
+inline constexpr int kExitValid = 0;    // every file read is valid
+inline constexpr int kExitInvalid = 1;  // a file is damaged or needs a newer version
+inline constexpr int kExitUsage = 2;    // a usage error, or a path that cannot be read
+
+// The largest file this version can read: the prelude, a header and a directory at their
+// bounds, and chunks that decode to at most 1 GiB. Stored and zstd chunks are never larger
+// than they decode to, so a bigger file is past a bound of docs/format.md ("Limits") and is
+// refused before a byte of it is read. (A chunk in a codec a newer version added may in
+// principle be larger than it decodes to; this version could not decode it anyway.)
+inline constexpr std::uint64_t kMaxReadableFileSize =
+    format::kPreludeSize + format::kMaxHeaderSize + format::kMaxDirectorySize +
+    format::kMaxDecodedTotal;
+
+// A file read whole into memory, or why it was not.
+struct LoadedFile {
+  enum class Outcome {
+    kRead,        // `bytes` holds the file
+    kTooLarge,    // larger than kMaxReadableFileSize; `status` says so (Damaged)
+    kUnreadable,  // the path cannot be opened or read; `error` is the OS's reason
+  };
+  Outcome outcome = Outcome::kUnreadable;
+  Bytes bytes;
+  Status status;
+  std::string error;
+};
+
+// Reads `path` whole, never more than kMaxReadableFileSize + 1 bytes of it.
+LoadedFile LoadFile(const std::string& path);
+
+// What `rolly info` is asked.
+struct InfoOptions {
+  std::string path;
+  bool json = false;
+  // Chunk IDs the game knows beyond the library's (four characters each, checked by main).
+  std::vector<format::ChunkId> known_chunks;
+};
+
+// `rolly info`: prints the prelude, header and chunks of one file as text or JSON, as much of a
+// damaged file as can be read, then its status. Returns kExitValid, kExitInvalid or kExitUsage
+// (path unreadable: a line on `err`).
+int RunInfo(const InfoOptions& options, std::FILE* out, std::FILE* err);
+
+// What `rolly verify` is asked.
+struct VerifyOptions {
+  std::vector<std::string> paths;
+  std::vector<format::ChunkId> known_chunks;
+};
+
+// `rolly verify`: one line per readable file on `out` ("PATH: ok" or "PATH: Status: message"),
+// one line per unreadable path on `err`. Returns kExitUsage when a path could not be read,
+// else kExitInvalid when a file is not valid, else kExitValid.
+int RunVerify(const VerifyOptions& options, std::FILE* out, std::FILE* err);
+
+}  // namespace rolly::cli
+
+#endif  // ROLLY_TOOLS_ROLLY_VERBS_H_
