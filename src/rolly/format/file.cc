@@ -95,21 +95,23 @@ namespace {
 
 // A chunk as it goes into the file.
 struct EncodedChunk {
+  const Chunk* chunk = nullptr;  // its ID, key and flags
   std::uint8_t codec = 0;
-  ByteView stored;     // views the chunk's bytes or `owned`
-  Bytes owned;         // compressed bytes made by this write
+  ByteView stored;  // views the chunk's bytes or `owned`
+  Bytes owned;      // compressed bytes made by this write
   std::uint64_t decoded_size = 0;
+  Checksum checksum;
 };
 
-Status CheckChunks(const File& file) {
-  if (file.chunks.size() > kMaxChunks) {
+Status CheckChunks(const std::vector<Chunk>& chunks) {
+  if (chunks.size() > kMaxChunks) {
     return InvalidInputError(
-        fmt::format("{} chunks, above the bound of {}", file.chunks.size(), kMaxChunks));
+        fmt::format("{} chunks, above the bound of {}", chunks.size(), kMaxChunks));
   }
   std::uint64_t decoded_total = 0;
   std::vector<std::pair<ChunkId, std::string_view>> keys;
-  keys.reserve(file.chunks.size());
-  for (const Chunk& c : file.chunks) {
+  keys.reserve(chunks.size());
+  for (const Chunk& c : chunks) {
     ROLLY_RETURN_IF_ERROR(
         format_internal::CheckWritableString(c.key(), kMaxChunkKeySize, "chunk key"));
     if (c.decoded_size() > kMaxDecodedTotal - decoded_total) {
@@ -127,28 +129,48 @@ Status CheckChunks(const File& file) {
 
 EncodedChunk EncodeChunk(const Chunk& c, const WriteOptions& options) {
   EncodedChunk e;
+  e.chunk = &c;
   e.decoded_size = c.decoded_size();
   if (c.has_stored()) {
     e.codec = c.stored_codec();
     e.stored = c.stored();
-    return e;
+  } else {
+    e.codec = static_cast<std::uint8_t>(Codec::kStored);
+    e.stored = c.data();
+    if (options.compress && !c.data().empty() &&
+        format_internal::ZstdCompress(c.data(), options.zstd_level, &e.owned) &&
+        e.owned.size() < c.data().size()) {
+      e.codec = static_cast<std::uint8_t>(Codec::kZstd);
+      e.stored = e.owned;
+    }
   }
-  e.codec = static_cast<std::uint8_t>(Codec::kStored);
-  e.stored = c.data();
-  if (options.compress && !c.data().empty() &&
-      format_internal::ZstdCompress(c.data(), options.zstd_level, &e.owned) &&
-      e.owned.size() < c.data().size()) {
-    e.codec = static_cast<std::uint8_t>(Codec::kZstd);
-    e.stored = e.owned;
-  }
+  e.checksum = format_internal::ChunkChecksum(c.id(), c.key(), e.stored);
   return e;
 }
 
-void StorePrelude(std::uint8_t* p, const File& file, std::uint32_t header_size,
-                  std::uint32_t directory_size, std::uint64_t file_size) {
+Status CheckVersions(std::uint16_t format_version, std::uint16_t min_reader_version) {
+  if (min_reader_version == 0 || min_reader_version > kFormatVersion ||
+      format_version < min_reader_version) {
+    return InvalidInputError(fmt::format(
+        "format version {} with minimum reader version {} cannot be written by format version {}",
+        format_version, min_reader_version, kFormatVersion));
+  }
+  return OkStatus();
+}
+
+Status CheckLevel(const WriteOptions& options) {
+  if (options.compress && !format_internal::IsValidZstdLevel(options.zstd_level)) {
+    return InvalidInputError(fmt::format("zstd level {} is out of range", options.zstd_level));
+  }
+  return OkStatus();
+}
+
+void StorePrelude(std::uint8_t* p, std::uint16_t format_version, std::uint16_t min_reader_version,
+                  std::uint32_t header_size, std::uint32_t directory_size,
+                  std::uint64_t file_size) {
   std::memcpy(p, kMagic.data(), kMagic.size());
-  StoreU16(p + 8, file.format_version);
-  StoreU16(p + 10, file.min_reader_version);
+  StoreU16(p + 8, format_version);
+  StoreU16(p + 10, min_reader_version);
   StoreU32(p + 12, header_size);
   StoreU32(p + 16, directory_size);
   StoreU32(p + 20, 0);
@@ -159,45 +181,27 @@ Status Damaged(std::string_view part, std::string_view what) {
   return DamagedError(fmt::format("{}: {}", part, what));
 }
 
-}  // namespace
-
-Result<Bytes> Write(const File& file, const WriteOptions& options) {
-  if (file.min_reader_version == 0 || file.min_reader_version > kFormatVersion ||
-      file.format_version < file.min_reader_version) {
-    return InvalidInputError(fmt::format(
-        "format version {} with minimum reader version {} cannot be written by format version {}",
-        file.format_version, file.min_reader_version, kFormatVersion));
-  }
-  if (options.compress && !format_internal::IsValidZstdLevel(options.zstd_level)) {
-    return InvalidInputError(fmt::format("zstd level {} is out of range", options.zstd_level));
-  }
-  ROLLY_RETURN_IF_ERROR(format_internal::CheckHeader(file.header));
-  ROLLY_RETURN_IF_ERROR(CheckChunks(file));
-
-  std::vector<EncodedChunk> encoded;
-  encoded.reserve(file.chunks.size());
-  for (const Chunk& c : file.chunks) encoded.push_back(EncodeChunk(c, options));
-
+// Lays out a file from its header and encoded chunks, which passed their checks.
+Result<Bytes> Assemble(std::uint16_t format_version, std::uint16_t min_reader_version,
+                       const Header& header_fields, const std::vector<EncodedChunk>& encoded) {
   Bytes header;
-  format_internal::EncodeHeader(file.header, &header);
+  format_internal::EncodeHeader(header_fields, &header);
   if (header.size() > kMaxHeaderSize) {
     return InvalidInputError(fmt::format("header is {} bytes, above its bound of {}",
                                          header.size(), kMaxHeaderSize));
   }
   Bytes directory;
-  ByteWriter(&directory).Varint(file.chunks.size());
+  ByteWriter(&directory).Varint(encoded.size());
   std::uint64_t chunks_size = 0;
-  for (std::size_t i = 0; i < file.chunks.size(); ++i) {
-    const Chunk& c = file.chunks[i];
-    const EncodedChunk& e = encoded[i];
+  for (const EncodedChunk& e : encoded) {
     DirectoryEntry entry;
-    entry.id = c.id();
-    entry.key = c.key();
-    entry.flags = c.flags();
+    entry.id = e.chunk->id();
+    entry.key = e.chunk->key();
+    entry.flags = e.chunk->flags();
     entry.codec = e.codec;
     entry.stored_size = e.stored.size();
     entry.decoded_size = e.decoded_size;
-    entry.checksum = format_internal::ChunkChecksum(c.id(), c.key(), e.stored);
+    entry.checksum = e.checksum;
     format_internal::EncodeEntry(entry, &directory);
     chunks_size += e.stored.size();
   }
@@ -209,10 +213,11 @@ Result<Bytes> Write(const File& file, const WriteOptions& options) {
   const std::uint64_t file_size = kPreludeSize + header.size() + directory.size() + chunks_size;
   Bytes out(file_size);
   std::uint8_t* p = out.data();
-  StorePrelude(p, file, static_cast<std::uint32_t>(header.size()),
+  StorePrelude(p, format_version, min_reader_version, static_cast<std::uint32_t>(header.size()),
                static_cast<std::uint32_t>(directory.size()), file_size);
   std::size_t pos = kPreludeSize;
-  std::memcpy(p + pos, header.data(), header.size());
+  // memcpy from an empty vector's null data() is undefined, even for zero bytes.
+  if (!header.empty()) std::memcpy(p + pos, header.data(), header.size());
   pos += header.size();
   if (!directory.empty()) std::memcpy(p + pos, directory.data(), directory.size());
   pos += directory.size();
@@ -225,6 +230,63 @@ Result<Bytes> Write(const File& file, const WriteOptions& options) {
   StoreU64(p + 48, Checksum::Of(ByteView(out).subspan(kPreludeSize)).bits());
   StoreU64(p + 56, Checksum::Of(ByteView(out).first(56)).bits());
   return out;
+}
+
+}  // namespace
+
+Result<Bytes> Write(const File& file, const WriteOptions& options) {
+  ROLLY_RETURN_IF_ERROR(CheckVersions(file.format_version, file.min_reader_version));
+  ROLLY_RETURN_IF_ERROR(CheckLevel(options));
+  ROLLY_RETURN_IF_ERROR(format_internal::CheckHeader(file.header));
+  ROLLY_RETURN_IF_ERROR(CheckChunks(file.chunks));
+  std::vector<EncodedChunk> encoded;
+  encoded.reserve(file.chunks.size());
+  for (const Chunk& c : file.chunks) encoded.push_back(EncodeChunk(c, options));
+  return Assemble(file.format_version, file.min_reader_version, file.header, encoded);
+}
+
+struct EncodedChunks::Rep {
+  std::vector<Chunk> chunks;
+  std::vector<EncodedChunk> encoded;
+};
+
+EncodedChunks::EncodedChunks() : rep_(std::make_unique<Rep>()) {}
+EncodedChunks::EncodedChunks(EncodedChunks&&) noexcept = default;
+EncodedChunks& EncodedChunks::operator=(EncodedChunks&&) noexcept = default;
+EncodedChunks::~EncodedChunks() = default;
+
+std::size_t EncodedChunks::count() const { return rep_ ? rep_->encoded.size() : 0; }
+
+std::uint64_t EncodedChunks::stored_size() const {
+  std::uint64_t n = 0;
+  if (rep_) {
+    for (const EncodedChunk& e : rep_->encoded) n += e.stored.size();
+  }
+  return n;
+}
+
+Result<EncodedChunks> EncodeChunks(std::vector<Chunk> chunks, const WriteOptions& options) {
+  ROLLY_RETURN_IF_ERROR(CheckLevel(options));
+  ROLLY_RETURN_IF_ERROR(CheckChunks(chunks));
+  EncodedChunks out;
+  out.rep_->chunks = std::move(chunks);
+  out.rep_->encoded.reserve(out.rep_->chunks.size());
+  for (Chunk& c : out.rep_->chunks) {
+    EncodedChunk e = EncodeChunk(c, options);
+    // A compressed chunk no longer needs its decoded bytes: keep only what goes into the file.
+    if (!e.owned.empty()) c.TakeData();
+    out.rep_->encoded.push_back(std::move(e));
+  }
+  return out;
+}
+
+Result<Bytes> WriteEncoded(std::uint16_t format_version, std::uint16_t min_reader_version,
+                           const Header& header, const EncodedChunks& chunks) {
+  ROLLY_RETURN_IF_ERROR(CheckVersions(format_version, min_reader_version));
+  ROLLY_RETURN_IF_ERROR(format_internal::CheckHeader(header));
+  static const std::vector<EncodedChunk> kNone;
+  return Assemble(format_version, min_reader_version, header,
+                  chunks.rep_ ? chunks.rep_->encoded : kNone);
 }
 
 Result<Prelude> ReadPrelude(ByteView bytes) {
@@ -314,9 +376,20 @@ Status LocateFileDamage(ByteView bytes, const Prelude& prelude, ByteView directo
 
 }  // namespace
 
-Result<File> Read(ByteView bytes, const ReadOptions& options) {
+namespace {
+
+// What steps 1 to 7 of "Reading" found, short of decoding the chunks.
+struct CheckedFile {
+  Prelude prelude;
+  Header header;
+  std::vector<DirectoryEntry> entries;
+};
+
+Result<CheckedFile> CheckFile(ByteView bytes, const ReadOptions& options) {
   // Steps 1 to 3: prelude, version, sizes.
-  ROLLY_ASSIGN_OR_RETURN(const Prelude prelude, ReadPrelude(bytes));
+  CheckedFile checked;
+  ROLLY_ASSIGN_OR_RETURN(checked.prelude, ReadPrelude(bytes));
+  const Prelude& prelude = checked.prelude;
   if (bytes.size() < prelude.file_size) {
     return Damaged("file", fmt::format("truncated: {} bytes of the recorded {}", bytes.size(),
                                        prelude.file_size));
@@ -343,16 +416,14 @@ Result<File> Read(ByteView bytes, const ReadOptions& options) {
   }
 
   // Steps 5 and 6: header and directory in their one form.
-  File file;
-  file.format_version = prelude.format_version;
-  file.min_reader_version = prelude.min_reader_version;
-  ROLLY_ASSIGN_OR_RETURN(file.header, format_internal::DecodeHeader(header_bytes));
+  ROLLY_ASSIGN_OR_RETURN(checked.header, format_internal::DecodeHeader(header_bytes));
   ROLLY_ASSIGN_OR_RETURN(
-      const std::vector<DirectoryEntry> entries,
+      checked.entries,
       format_internal::DecodeDirectory(directory_bytes, chunks_offset,
                                        prelude.file_size - chunks_offset));
 
-  // Step 7: every chunk's checksum, then what a newer version wrote, then decoding.
+  // Step 7: every chunk's checksum, then what a newer version wrote.
+  const std::vector<DirectoryEntry>& entries = checked.entries;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const DirectoryEntry& e = entries[i];
     if (!(format_internal::ChunkChecksum(e.id, e.key, bytes.subspan(e.offset, e.stored_size)) ==
@@ -374,6 +445,25 @@ Result<File> Read(ByteView bytes, const ReadOptions& options) {
                                            ChunkLabel(i, e.id, e.key), e.codec));
     }
   }
+  return checked;
+}
+
+}  // namespace
+
+Result<Header> Verify(ByteView bytes, const ReadOptions& options) {
+  ROLLY_ASSIGN_OR_RETURN(CheckedFile checked, CheckFile(bytes, options));
+  return std::move(checked.header);
+}
+
+Result<File> Read(ByteView bytes, const ReadOptions& options) {
+  ROLLY_ASSIGN_OR_RETURN(CheckedFile checked, CheckFile(bytes, options));
+  const std::vector<DirectoryEntry>& entries = checked.entries;
+  File file;
+  file.format_version = checked.prelude.format_version;
+  file.min_reader_version = checked.prelude.min_reader_version;
+  file.header = std::move(checked.header);
+
+  // Step 7, last part: decoding.
   file.chunks.reserve(entries.size());
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const DirectoryEntry& e = entries[i];

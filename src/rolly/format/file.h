@@ -13,6 +13,7 @@
 #define ROLLY_FORMAT_FILE_H_
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -144,6 +145,39 @@ struct WriteOptions {
 // unsorted list, a level out of range, min_reader_version above this version).
 Result<Bytes> Write(const File& file, const WriteOptions& options = {});
 
+// Chunks encoded ahead of their header: a save compresses its chunks on a worker as soon as it is
+// asked for, before the store knows the header's sequence number. Holds only what goes into the
+// file (compressed bytes, or the bytes of chunks stored as they are). Move-only.
+class EncodedChunks {
+ public:
+  EncodedChunks();
+  EncodedChunks(EncodedChunks&&) noexcept;
+  EncodedChunks& operator=(EncodedChunks&&) noexcept;
+  ~EncodedChunks();
+
+  std::size_t count() const;
+  // Bytes the chunks take in the file.
+  std::uint64_t stored_size() const;
+
+ private:
+  friend Result<EncodedChunks> EncodeChunks(std::vector<Chunk> chunks,
+                                            const WriteOptions& options);
+  friend Result<Bytes> WriteEncoded(std::uint16_t format_version,
+                                    std::uint16_t min_reader_version, const Header& header,
+                                    const EncodedChunks& chunks);
+  struct Rep;
+  std::unique_ptr<Rep> rep_;
+};
+
+// Encodes `chunks` as Write would (taking them over). InvalidInput as Write for the chunks' rules
+// and the level.
+Result<EncodedChunks> EncodeChunks(std::vector<Chunk> chunks, const WriteOptions& options = {});
+
+// Lays out a file from a header and chunks encoded before: the same bytes Write makes of a File
+// with these versions, header and chunks. InvalidInput as Write for the versions and the header.
+Result<Bytes> WriteEncoded(std::uint16_t format_version, std::uint16_t min_reader_version,
+                           const Header& header, const EncodedChunks& chunks);
+
 struct ReadOptions {
   // Chunk IDs the caller knows beyond kKnownChunkIds (a game's own chunks).
   std::span<const ChunkId> extra_known_chunks;
@@ -160,6 +194,12 @@ struct ReadOptions {
 //                 above ours, a MustUnderstand chunk we do not know, a known chunk in a codec we
 //                 lack).
 Result<File> Read(ByteView bytes, const ReadOptions& options = {});
+
+// Runs every check of Read (checksums, one form, bounds, what a newer version wrote) without
+// decoding the chunks, and returns the header. Cheaper than Read for telling which of a slot's
+// copies is valid; a zstd chunk that passes its checksum but fails to decode is found only by Read.
+// Statuses as Read.
+Result<Header> Verify(ByteView bytes, const ReadOptions& options = {});
 
 // The prelude's fields, as recorded.
 struct Prelude {

@@ -85,10 +85,18 @@ bool ZstdCompress(ByteView src, int level, Bytes* out) {
       ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_dictIDFlag, 0))) {
     return false;
   }
-  out->resize(ZSTD_compressBound(src.size()));
-  const std::size_t n = ZSTD_compress2(cctx, out->data(), out->size(), src.data(), src.size());
+  // Compress into a per-thread scratch buffer of the worst-case size, then copy out what zstd
+  // wrote: sizing `out` to the bound would zero-fill far more than it keeps. The scratch is kept
+  // for chunks up to kMaxScratch, so a worker never holds more than that between saves.
+  constexpr std::size_t kMaxScratch = 32u << 20;
+  thread_local Bytes scratch;
+  const std::size_t bound = ZSTD_compressBound(src.size());
+  Bytes large;
+  Bytes& buffer = bound <= kMaxScratch ? scratch : large;
+  if (buffer.size() < bound) buffer.resize(bound);
+  const std::size_t n = ZSTD_compress2(cctx, buffer.data(), bound, src.data(), src.size());
   if (ZSTD_isError(n)) return false;
-  out->resize(n);
+  out->assign(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(n));
   return true;
 }
 

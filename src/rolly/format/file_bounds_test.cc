@@ -1,0 +1,253 @@
+// Every bound of docs/format.md, "Limits", at its limit and one past it: Write refuses past it
+// (InvalidInput), Read refuses a file past it (Damaged, with bytes crafted where Write cannot make
+// them), and a file at the limit reads and writes back exactly.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "rolly/core/status_matchers.h"
+#include "rolly/format/file.h"
+#include "rolly/format/format_test_util.h"
+
+namespace rolly::format {
+namespace {
+
+using format_testing::RawEntry;
+using format_testing::RawField;
+using format_testing::RawFile;
+using format_testing::ToBytes;
+using ::testing::HasSubstr;
+
+// Writes, reads, and checks the bytes come back the same.
+void ExpectWritesAndReadsBack(const File& file) {
+  ASSERT_OK_AND_ASSIGN(const Bytes bytes, Write(file, {.compress = false, .zstd_level = 3}));
+  ASSERT_OK_AND_ASSIGN(const File read, Read(bytes));
+  EXPECT_TRUE(read == file);
+  ASSERT_OK_AND_ASSIGN(const Bytes again, Write(read));
+  EXPECT_TRUE(again == bytes);
+}
+
+// A file of no chunks whose header is exactly `fields`, checksums recomputed.
+Bytes FileWithHeader(const std::vector<RawField>& fields) {
+  Result<Bytes> empty = Write(File{});
+  EXPECT_OK(empty);
+  RawFile raw = RawFile::Split(*empty);
+  raw.header = format_testing::EncodeHeader(fields);
+  return raw.Join();
+}
+
+Bytes Repeat(std::size_t n, char c = 'a') { return Bytes(n, static_cast<std::uint8_t>(c)); }
+
+// A string field (slot name, game build, title) at its bound and one past.
+void CheckStringBound(std::string Header::*member, HeaderField id, std::size_t bound,
+                      const char* name) {
+  SCOPED_TRACE(name);
+  File f;
+  f.header.*member = std::string(bound, 'a');
+  ExpectWritesAndReadsBack(f);
+  // Multi-byte characters count in bytes.
+  std::string two_byte;
+  while (two_byte.size() + 2 <= bound) two_byte += "\xC3\xA9";
+  f.header.*member = two_byte;
+  ExpectWritesAndReadsBack(f);
+  f.header.*member = std::string(bound + 1, 'a');
+  EXPECT_THAT(Write(f), StatusIs(StatusCode::kInvalidInput, HasSubstr(name)));
+  EXPECT_THAT(Read(FileWithHeader({{static_cast<std::uint64_t>(id), Repeat(bound)}})), IsOk());
+  EXPECT_THAT(Read(FileWithHeader({{static_cast<std::uint64_t>(id), Repeat(bound + 1)}})),
+              StatusIs(StatusCode::kDamaged, HasSubstr(std::string("header: ") + name)));
+}
+
+TEST(FileBoundsTest, SlotNameTitleAndGameBuild) {
+  CheckStringBound(&Header::slot_name, HeaderField::kSlotName, kMaxSlotNameSize, "slot name");
+  CheckStringBound(&Header::title, HeaderField::kTitle, kMaxTitleSize, "title");
+  CheckStringBound(&Header::game_build, HeaderField::kGameBuild, kMaxGameBuildSize, "game build");
+}
+
+TEST(FileBoundsTest, MetadataAndThumbnail) {
+  File f;
+  f.header.metadata = Repeat(kMaxMetadataSize);
+  f.header.thumbnail = Repeat(kMaxThumbnailSize);
+  ExpectWritesAndReadsBack(f);
+  f.header.metadata.push_back(0);
+  EXPECT_THAT(Write(f), StatusIs(StatusCode::kInvalidInput, HasSubstr("metadata")));
+  f.header.metadata.pop_back();
+  f.header.thumbnail.push_back(0);
+  EXPECT_THAT(Write(f), StatusIs(StatusCode::kInvalidInput, HasSubstr("thumbnail")));
+  EXPECT_THAT(Read(FileWithHeader({{10, Repeat(kMaxMetadataSize + 1)}})),
+              StatusIs(StatusCode::kDamaged, HasSubstr("header: metadata")));
+  EXPECT_THAT(Read(FileWithHeader({{11, Repeat(kMaxThumbnailSize + 1)}})),
+              StatusIs(StatusCode::kDamaged, HasSubstr("header: thumbnail")));
+}
+
+Bytes CustomVersionsPayload(std::size_t count, std::size_t key_size) {
+  Bytes p;
+  format_testing::PutVarint(&p, count);
+  for (std::size_t i = 0; i < count; ++i) {
+    char prefix[8];
+    std::snprintf(prefix, sizeof prefix, "%05zu", i);
+    std::string key(prefix);
+    key.resize(std::max(key_size, key.size()), 'k');
+    format_testing::PutVarint(&p, key.size());
+    p.insert(p.end(), key.begin(), key.end());
+    format_testing::PutVarint(&p, i);
+  }
+  return p;
+}
+
+TEST(FileBoundsTest, CustomVersionCountAndKeySize) {
+  File f;
+  for (std::size_t i = 0; i < kMaxCustomVersions; ++i) {
+    char key[8];
+    std::snprintf(key, sizeof key, "%05zu", i);
+    f.header.custom_versions.push_back({key, static_cast<std::uint32_t>(i)});
+  }
+  ExpectWritesAndReadsBack(f);
+  f.header.custom_versions.push_back({"99999", 1});
+  EXPECT_THAT(Write(f), StatusIs(StatusCode::kInvalidInput, HasSubstr("custom versions")));
+  EXPECT_OK(Read(FileWithHeader({{12, CustomVersionsPayload(kMaxCustomVersions, 5)}})));
+  EXPECT_THAT(Read(FileWithHeader({{12, CustomVersionsPayload(kMaxCustomVersions + 1, 5)}})),
+              StatusIs(StatusCode::kDamaged, HasSubstr("header: custom versions")));
+
+  f = File{};
+  f.header.custom_versions = {{std::string(kMaxCustomVersionKeySize, 'k'), 1}};
+  ExpectWritesAndReadsBack(f);
+  f.header.custom_versions = {{std::string(kMaxCustomVersionKeySize + 1, 'k'), 1}};
+  EXPECT_THAT(Write(f), StatusIs(StatusCode::kInvalidInput, HasSubstr("custom version key")));
+  EXPECT_OK(Read(FileWithHeader({{12, CustomVersionsPayload(2, kMaxCustomVersionKeySize)}})));
+  EXPECT_THAT(Read(FileWithHeader({{12, CustomVersionsPayload(2, kMaxCustomVersionKeySize + 1)}})),
+              StatusIs(StatusCode::kDamaged, HasSubstr("header: a custom version")));
+}
+
+TEST(FileBoundsTest, CarriedFieldCount) {
+  File f;
+  std::vector<RawField> fields;
+  for (std::uint32_t i = 0; i < kMaxCarriedFields; ++i) {
+    f.header.carried_fields.push_back({100 + i, Bytes{1}});
+    fields.push_back({100 + i, Bytes{1}});
+  }
+  ExpectWritesAndReadsBack(f);
+  EXPECT_OK(Read(FileWithHeader(fields)));
+  f.header.carried_fields.push_back({100 + kMaxCarriedFields, Bytes{1}});
+  fields.push_back({100 + kMaxCarriedFields, Bytes{1}});
+  EXPECT_THAT(Write(f), StatusIs(StatusCode::kInvalidInput, HasSubstr("carried header fields")));
+  EXPECT_THAT(Read(FileWithHeader(fields)),
+              StatusIs(StatusCode::kDamaged, HasSubstr("header: more carried fields")));
+}
+
+TEST(FileBoundsTest, HeaderSize) {
+  // One carried field of 1 ID byte, 4 length bytes and the payload: exactly 16 MiB.
+  File f;
+  f.header.carried_fields = {{13, Repeat(kMaxHeaderSize - 5)}};
+  ASSERT_OK_AND_ASSIGN(const Bytes bytes, Write(f));
+  ASSERT_OK_AND_ASSIGN(const Prelude prelude, ReadPrelude(bytes));
+  EXPECT_EQ(prelude.header_size, kMaxHeaderSize);
+  ASSERT_OK_AND_ASSIGN(const File read, Read(bytes));
+  ASSERT_OK_AND_ASSIGN(const Bytes again, Write(read));
+  EXPECT_TRUE(again == bytes);
+  f.header.carried_fields[0].payload.push_back(0);
+  EXPECT_THAT(Write(f), StatusIs(StatusCode::kInvalidInput, HasSubstr("header is")));
+  // Crafted: a header one byte past the bound.
+  RawFile raw = RawFile::Split(bytes);
+  raw.header = format_testing::EncodeHeader({{13, Repeat(kMaxHeaderSize - 4)}});
+  ASSERT_EQ(raw.header.size(), kMaxHeaderSize + 1);
+  const Bytes past = raw.Join();
+  EXPECT_THAT(Read(past), StatusIs(StatusCode::kDamaged, HasSubstr("prelude: the header size")));
+  EXPECT_THAT(ReadHeader(past), StatusIs(StatusCode::kDamaged, HasSubstr("header size")));
+}
+
+TEST(FileBoundsTest, DirectorySizeInThePrelude) {
+  ASSERT_OK_AND_ASSIGN(Bytes bytes, Write(File{}));
+  StoreU32(bytes.data() + 16, static_cast<std::uint32_t>(kMaxDirectorySize + 1));
+  StoreU64(bytes.data() + 24, kPreludeSize + kMaxDirectorySize + 1);
+  format_testing::Reseal(&bytes);
+  EXPECT_THAT(ReadPrelude(bytes),
+              StatusIs(StatusCode::kDamaged, HasSubstr("prelude: the directory size")));
+}
+
+TEST(FileBoundsTest, ChunkKeySize) {
+  File f;
+  f.chunks.emplace_back(kWorldChunk, std::string(kMaxChunkKeySize, 'k'), ToBytes("x"));
+  ExpectWritesAndReadsBack(f);
+  ASSERT_OK_AND_ASSIGN(const Bytes bytes, Write(f));
+  f.chunks[0] = Chunk(kWorldChunk, std::string(kMaxChunkKeySize + 1, 'k'), ToBytes("x"));
+  EXPECT_THAT(Write(f), StatusIs(StatusCode::kInvalidInput, HasSubstr("chunk key")));
+  RawFile raw = RawFile::Split(bytes);
+  std::uint64_t count;
+  std::vector<RawEntry> entries;
+  ASSERT_TRUE(format_testing::ParseDirectory(raw.directory, &count, &entries));
+  entries[0].key.push_back('k');
+  raw.directory = format_testing::EncodeDirectory(count, entries);
+  EXPECT_THAT(Read(raw.Join()),
+              StatusIs(StatusCode::kDamaged, HasSubstr("directory: entry 0 has a key")));
+}
+
+TEST(FileBoundsTest, ChunkCount) {
+  File f;
+  f.chunks.reserve(kMaxChunks + 1);
+  for (std::uint64_t i = 0; i < kMaxChunks; ++i) {
+    f.chunks.emplace_back(kLevelSegmentChunk, std::to_string(i), Bytes());
+  }
+  ASSERT_OK_AND_ASSIGN(const Bytes bytes, Write(f));
+  ASSERT_OK_AND_ASSIGN(const File read, Read(bytes));
+  EXPECT_EQ(read.chunks.size(), kMaxChunks);
+  ASSERT_OK_AND_ASSIGN(const Bytes again, Write(read));
+  EXPECT_TRUE(again == bytes);
+  f.chunks.emplace_back(kLevelSegmentChunk, "one more", Bytes());
+  EXPECT_THAT(Write(f), StatusIs(StatusCode::kInvalidInput, HasSubstr("65537 chunks")));
+  // Crafted: one more entry in the directory.
+  RawFile raw = RawFile::Split(bytes);
+  std::uint64_t count;
+  std::vector<RawEntry> entries;
+  ASSERT_TRUE(format_testing::ParseDirectory(raw.directory, &count, &entries));
+  RawEntry extra = entries.back();
+  extra.key = ToBytes("one more");
+  entries.push_back(extra);
+  raw.directory = format_testing::EncodeDirectory(count + 1, entries);
+  EXPECT_THAT(Read(raw.Join()),
+              StatusIs(StatusCode::kDamaged, HasSubstr("directory: chunk count")));
+}
+
+// A file of chunks in an unknown codec (carried, so never decoded) recording `decoded` sizes.
+Bytes CarriedChunks(const std::vector<std::uint64_t>& decoded) {
+  File f;
+  for (std::size_t i = 0; i < decoded.size(); ++i) {
+    f.chunks.emplace_back(ChunkId("ZZZZ"), std::to_string(i), ToBytes("abc"));
+  }
+  Result<Bytes> written = Write(f);
+  EXPECT_OK(written);
+  RawFile raw = RawFile::Split(*written);
+  std::uint64_t count;
+  std::vector<RawEntry> entries;
+  EXPECT_TRUE(format_testing::ParseDirectory(raw.directory, &count, &entries));
+  for (std::size_t i = 0; i < decoded.size(); ++i) {
+    entries[i].codec = 77;
+    entries[i].decoded_size = decoded[i];
+  }
+  raw.directory = format_testing::EncodeDirectory(count, entries);
+  return raw.Join();
+}
+
+TEST(FileBoundsTest, DecodedTotal) {
+  const Bytes at_bound = CarriedChunks({kMaxDecodedTotal / 2, kMaxDecodedTotal / 2});
+  ASSERT_OK_AND_ASSIGN(const File read, Read(at_bound));
+  EXPECT_EQ(read.chunks[0].decoded_size() + read.chunks[1].decoded_size(), kMaxDecodedTotal);
+  ASSERT_OK_AND_ASSIGN(const Bytes again, Write(read));
+  EXPECT_TRUE(again == at_bound);
+  EXPECT_THAT(Read(CarriedChunks({kMaxDecodedTotal / 2, kMaxDecodedTotal / 2 + 1})),
+              StatusIs(StatusCode::kDamaged, HasSubstr("directory: decoded sizes")));
+  EXPECT_THAT(Read(CarriedChunks({kMaxDecodedTotal + 1})),
+              StatusIs(StatusCode::kDamaged, HasSubstr("directory: decoded sizes")));
+  // Write: a carried chunk of 1 GiB plus one more byte.
+  ASSERT_OK_AND_ASSIGN(File whole, Read(CarriedChunks({kMaxDecodedTotal})));
+  ASSERT_OK(Write(whole));
+  whole.chunks.emplace_back(kTestChunk, "", ToBytes("x"));
+  EXPECT_THAT(Write(whole), StatusIs(StatusCode::kInvalidInput, HasSubstr("1 GiB")));
+}
+
+}  // namespace
+}  // namespace rolly::format
