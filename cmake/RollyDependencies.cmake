@@ -1,6 +1,6 @@
 # Third-party dependencies, all from Debian 12 packages (see the Makefile's package list).
 # zstd and xxHash are found through pkg-config; fmt and GoogleTest through their CMake packages.
-# xxHash is used header-only (XXH_INLINE_ALL), so nothing links against libxxhash.
+# libxxhash is linked for its run-time dispatch (XXH3 on the widest vector unit the CPU has).
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(rolly_zstd REQUIRED IMPORTED_TARGET GLOBAL libzstd>=1.5)
 pkg_check_modules(rolly_xxhash REQUIRED IMPORTED_TARGET GLOBAL libxxhash>=0.8)
