@@ -9,12 +9,12 @@ ROLLY="$1"
 run "$ROLLY"
 expect_exit 2
 expect_empty_stdout
-expect_err_match '^rolly: a verb is required \(info or verify\)$'
+expect_err_match '^rolly: a verb is required \(info, slots or verify\)$'
 
 run "$ROLLY" frobnicate file.rsav
 expect_exit 2
 expect_empty_stdout
-expect_err_match "^rolly: unknown verb 'frobnicate' \(the verbs are info and verify\)$"
+expect_err_match "^rolly: unknown verb 'frobnicate' \(the verbs are info, slots and verify\)$"
 
 run "$ROLLY" --no-such-option
 expect_exit 2

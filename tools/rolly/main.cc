@@ -63,12 +63,22 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false)
       ->check(CheckChunkId);
 
+  rolly::cli::SlotsOptions slots;
+  CLI::App* slots_cmd =
+      app.add_subcommand("slots", "List the slots of a save folder from its slot index.");
+  slots_cmd->add_option("DIR", slots.folder, "The save folder")->required();
+  slots_cmd->add_option("--prefix", slots.prefix, "The file name prefix of the saves")
+      ->capture_default_str();
+  slots_cmd->add_flag("--json", slots.json, "Print one JSON object instead of text");
+  slots_cmd->add_flag("--verify", slots.verify,
+                      "Check both copies of every slot whole instead of trusting the index");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ExtrasError& e) {
     if (app.get_subcommands().empty() && argv[1][0] != '-') {
-      std::fprintf(stderr, "rolly: unknown verb '%s' (the verbs are info and verify)\n%s", argv[1],
-                   kMoreInfo);
+      std::fprintf(stderr, "rolly: unknown verb '%s' (the verbs are info, slots and verify)\n%s",
+                   argv[1], kMoreInfo);
       return rolly::cli::kExitUsage;
     }
     return app.exit(e) == 0 ? rolly::cli::kExitValid : rolly::cli::kExitUsage;
@@ -77,7 +87,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? rolly::cli::kExitValid : rolly::cli::kExitUsage;
   }
   if (app.get_subcommands().empty()) {
-    std::fprintf(stderr, "rolly: a verb is required (info or verify)\n%s", kMoreInfo);
+    std::fprintf(stderr, "rolly: a verb is required (info, slots or verify)\n%s", kMoreInfo);
     return rolly::cli::kExitUsage;
   }
 
@@ -85,6 +95,7 @@ int main(int argc, char** argv) {
     info.known_chunks = ToChunkIds(info_known);
     return rolly::cli::RunInfo(info, stdout, stderr);
   }
+  if (slots_cmd->parsed()) return rolly::cli::RunSlots(slots, stdout, stderr);
   verify.known_chunks = ToChunkIds(verify_known);
   return rolly::cli::RunVerify(verify, stdout, stderr);
 }

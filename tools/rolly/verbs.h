@@ -73,6 +73,22 @@ struct VerifyOptions {
 // else kExitInvalid when a file is not valid, else kExitValid.
 int RunVerify(const VerifyOptions& options, std::FILE* out, std::FILE* err);
 
+// What `rolly slots` is asked.
+struct SlotsOptions {
+  std::string folder;
+  std::string prefix = "rolly";
+  bool json = false;
+  // Check both copies of every slot whole, as a load would, instead of trusting the index's
+  // states (which date from each slot's last save).
+  bool verify = false;
+};
+
+// `rolly slots`: the slots of a save folder from its slot index (rebuilt in memory from the saves'
+// headers when missing or damaged; nothing is written). Returns kExitValid, kExitInvalid when a
+// slot has a damaged copy or loads from its older copy, kExitUsage for a folder that cannot be
+// read or a prefix outside the name rules.
+int RunSlots(const SlotsOptions& options, std::FILE* out, std::FILE* err);
+
 }  // namespace rolly::cli
 
 #endif  // ROLLY_TOOLS_ROLLY_VERBS_H_

@@ -274,7 +274,7 @@ Result<EncodedChunks> EncodeChunks(std::vector<Chunk> chunks, const WriteOptions
   for (Chunk& c : out.rep_->chunks) {
     EncodedChunk e = EncodeChunk(c, options);
     // A compressed chunk no longer needs its decoded bytes: keep only what goes into the file.
-    if (!e.owned.empty()) c.TakeData();
+    if (e.stored.data() == e.owned.data() && !e.owned.empty()) c.TakeData();
     out.rep_->encoded.push_back(std::move(e));
   }
   return out;

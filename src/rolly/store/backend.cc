@@ -1,0 +1,175 @@
+// Backend's wrappers: counting, once-only callbacks, and the promised statuses.
+
+#include "rolly/store/backend.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cassert>
+#include <future>
+#include <initializer_list>
+#include <limits>
+#include <utility>
+
+namespace rolly::store {
+namespace {
+
+// Keeps `s` when its code is one of `allowed`; otherwise StorageFailed naming it.
+Status Promised(Status s, std::initializer_list<StatusCode> allowed) {
+  if (s.ok()) return s;
+  for (StatusCode c : allowed) {
+    if (s.code() == c) return s;
+  }
+  return StorageFailedError(fmt::format("backend answered {}", s.ToString()));
+}
+
+constexpr std::initializer_list<StatusCode> kWriteCodes = {
+    StatusCode::kNoSpace, StatusCode::kStorageFailed, StatusCode::kSignedOut, StatusCode::kChanged};
+constexpr std::initializer_list<StatusCode> kReadCodes = {
+    StatusCode::kNotFound, StatusCode::kStorageFailed, StatusCode::kSignedOut};
+constexpr std::initializer_list<StatusCode> kOtherCodes = {StatusCode::kStorageFailed,
+                                                           StatusCode::kSignedOut};
+
+}  // namespace
+
+// Ends the operation exactly once: calls the user's callback, then uncounts it.
+class Backend::Tracker {
+ public:
+  explicit Tracker(Backend* backend) : backend_(backend) {}
+  // True the first time only.
+  bool Claim() { return !done_.exchange(true); }
+  void Finish() { backend_->End(); }
+
+ private:
+  Backend* backend_;
+  std::atomic<bool> done_{false};
+};
+
+Backend::~Backend() = default;
+
+void Backend::Begin() {
+  std::lock_guard lock(mutex_);
+  ++in_flight_;
+}
+
+void Backend::End() {
+  std::lock_guard lock(mutex_);
+  // Invariant: every End matches a Begin.
+  assert(in_flight_ > 0);
+  if (--in_flight_ == 0) idle_.notify_all();
+}
+
+void Backend::WaitUntilIdle() {
+  std::unique_lock lock(mutex_);
+  idle_.wait(lock, [this] { return in_flight_ == 0; });
+}
+
+std::size_t Backend::in_flight() const {
+  std::lock_guard lock(mutex_);
+  return in_flight_;
+}
+
+void Backend::Write(const FileName& name, Bytes bytes, StatusCallback done) {
+  Begin();
+  auto tracker = std::make_shared<Tracker>(this);
+  StartWrite(name, std::move(bytes), [tracker, done = std::move(done)](Status s) {
+    if (!tracker->Claim()) return;
+    done(Promised(std::move(s), kWriteCodes));
+    tracker->Finish();
+  });
+}
+
+void Backend::Read(const FileName& name, BytesCallback done) {
+  ReadPrefix(name, std::numeric_limits<std::size_t>::max(), std::move(done));
+}
+
+void Backend::ReadPrefix(const FileName& name, std::size_t max_bytes, BytesCallback done) {
+  Begin();
+  auto tracker = std::make_shared<Tracker>(this);
+  StartRead(name, max_bytes, [tracker, done = std::move(done)](Result<Bytes> r) {
+    if (!tracker->Claim()) return;
+    if (r.ok()) {
+      done(std::move(r));
+    } else {
+      done(Promised(r.status(), kReadCodes));
+    }
+    tracker->Finish();
+  });
+}
+
+void Backend::Exists(const FileName& name, ExistsCallback done) {
+  Begin();
+  auto tracker = std::make_shared<Tracker>(this);
+  StartExists(name, [tracker, done = std::move(done)](Result<bool> r) {
+    if (!tracker->Claim()) return;
+    if (r.ok()) {
+      done(std::move(r));
+    } else {
+      done(Promised(r.status(), kOtherCodes));
+    }
+    tracker->Finish();
+  });
+}
+
+void Backend::Delete(const FileName& name, StatusCallback done) {
+  Begin();
+  auto tracker = std::make_shared<Tracker>(this);
+  StartDelete(name, [tracker, done = std::move(done)](Status s) {
+    if (!tracker->Claim()) return;
+    done(Promised(std::move(s), kOtherCodes));
+    tracker->Finish();
+  });
+}
+
+void Backend::List(ListCallback done) {
+  Begin();
+  auto tracker = std::make_shared<Tracker>(this);
+  StartList([tracker, done = std::move(done)](Result<std::vector<FileName>> r) {
+    if (!tracker->Claim()) return;
+    if (r.ok()) {
+      done(std::move(r));
+    } else {
+      done(Promised(r.status(), kOtherCodes));
+    }
+    tracker->Finish();
+  });
+}
+
+namespace {
+
+template <typename T, typename Start>
+T Wait(Start start) {
+  std::promise<T> promise;
+  std::future<T> future = promise.get_future();
+  start([&promise](T value) { promise.set_value(std::move(value)); });
+  return future.get();
+}
+
+}  // namespace
+
+Status WriteNow(Backend& backend, const FileName& name, Bytes bytes) {
+  return Wait<Status>([&](StatusCallback cb) { backend.Write(name, std::move(bytes), std::move(cb)); });
+}
+
+Result<Bytes> ReadNow(Backend& backend, const FileName& name) {
+  return Wait<Result<Bytes>>([&](BytesCallback cb) { backend.Read(name, std::move(cb)); });
+}
+
+Result<Bytes> ReadPrefixNow(Backend& backend, const FileName& name, std::size_t max_bytes) {
+  return Wait<Result<Bytes>>(
+      [&](BytesCallback cb) { backend.ReadPrefix(name, max_bytes, std::move(cb)); });
+}
+
+Result<bool> ExistsNow(Backend& backend, const FileName& name) {
+  return Wait<Result<bool>>([&](ExistsCallback cb) { backend.Exists(name, std::move(cb)); });
+}
+
+Status DeleteNow(Backend& backend, const FileName& name) {
+  return Wait<Status>([&](StatusCallback cb) { backend.Delete(name, std::move(cb)); });
+}
+
+Result<std::vector<FileName>> ListNow(Backend& backend) {
+  return Wait<Result<std::vector<FileName>>>([&](ListCallback cb) { backend.List(std::move(cb)); });
+}
+
+}  // namespace rolly::store

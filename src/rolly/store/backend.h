@@ -1,0 +1,101 @@
+// Backend: the one interface every byte of save storage goes through. A backend stores whole
+// files under FileNames: folder files by default, memory for tests and memory slots, a
+// fault-injecting wrapper for testing error handling, and database backends for cloud saves.
+//
+// Each operation completes exactly once through its callback, with only the statuses it promises:
+//
+//   Write   Ok, NoSpace, StorageFailed, SignedOut, Changed (Changed only from backends that
+//           compare versions). Ok means the bytes are durable: they survive a crash, a kill or a
+//           power cut from then on. Any other status means the file holds either its old bytes or
+//           nothing a reader accepts (a torn write fails its checksums), never a mix that passes.
+//   Read    Ok, NotFound, StorageFailed, SignedOut. Ok gives every byte of the file.
+//   ReadPrefix  as Read; Ok gives at most `max_bytes` bytes from the start (fewer when the file
+//           is shorter), for headers.
+//   Exists  Ok (true or false), StorageFailed, SignedOut.
+//   Delete  Ok (also when there was no such file), StorageFailed, SignedOut.
+//   List    Ok, StorageFailed, SignedOut; only names made by FileName's rules, in sorted order.
+//           A backend that cannot list answers StorageFailed and says so in can_list().
+//
+// A status outside an operation's set, from a backend's own code, is reported as StorageFailed
+// naming it. Operations are counted from the call until the callback returns, so WaitUntilIdle can
+// wait for every one.
+//
+// Thread rules: every call may be made from any thread. Callbacks run on the backend's own
+// threads (or the caller's, for a backend that completes at once): they must be quick and must not
+// touch game objects; the store hands results to the game thread through its mailbox. A backend
+// must outlive its operations: destroy it only after WaitUntilIdle.
+
+#ifndef ROLLY_STORE_BACKEND_H_
+#define ROLLY_STORE_BACKEND_H_
+
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "rolly/core/bytes.h"
+#include "rolly/core/status.h"
+#include "rolly/store/file_name.h"
+
+namespace rolly::store {
+
+using StatusCallback = std::function<void(Status)>;
+using BytesCallback = std::function<void(Result<Bytes>)>;
+using ExistsCallback = std::function<void(Result<bool>)>;
+using ListCallback = std::function<void(Result<std::vector<FileName>>)>;
+
+class Backend {
+ public:
+  virtual ~Backend();
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+
+  void Write(const FileName& name, Bytes bytes, StatusCallback done);
+  void Read(const FileName& name, BytesCallback done);
+  void ReadPrefix(const FileName& name, std::size_t max_bytes, BytesCallback done);
+  void Exists(const FileName& name, ExistsCallback done);
+  void Delete(const FileName& name, StatusCallback done);
+  void List(ListCallback done);
+
+  // Whether List works on this backend.
+  virtual bool can_list() const { return true; }
+
+  // Blocks until every operation started so far has called back.
+  void WaitUntilIdle();
+  // Operations started and not yet called back.
+  std::size_t in_flight() const;
+
+ protected:
+  Backend() = default;
+
+  // The operations a backend implements. Each must call `done` exactly once, on any thread.
+  // The wrappers above have already counted the operation and will filter the status.
+  virtual void StartWrite(const FileName& name, Bytes bytes, StatusCallback done) = 0;
+  virtual void StartRead(const FileName& name, std::size_t max_bytes, BytesCallback done) = 0;
+  virtual void StartExists(const FileName& name, ExistsCallback done) = 0;
+  virtual void StartDelete(const FileName& name, StatusCallback done) = 0;
+  virtual void StartList(ListCallback done) = 0;
+
+ private:
+  class Tracker;
+  void Begin();
+  void End();
+
+  mutable std::mutex mutex_;
+  std::condition_variable idle_;
+  std::size_t in_flight_ = 0;
+};
+
+// Blocking forms of the operations, for tools and tests (never on the game thread).
+Status WriteNow(Backend& backend, const FileName& name, Bytes bytes);
+Result<Bytes> ReadNow(Backend& backend, const FileName& name);
+Result<Bytes> ReadPrefixNow(Backend& backend, const FileName& name, std::size_t max_bytes);
+Result<bool> ExistsNow(Backend& backend, const FileName& name);
+Status DeleteNow(Backend& backend, const FileName& name);
+Result<std::vector<FileName>> ListNow(Backend& backend);
+
+}  // namespace rolly::store
+
+#endif  // ROLLY_STORE_BACKEND_H_

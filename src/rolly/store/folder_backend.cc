@@ -1,0 +1,171 @@
+// FolderBackend: temp file, fsync, rename, fsync the folder; all on one I/O thread.
+
+#include "rolly/store/folder_backend.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace rolly::store {
+namespace {
+
+// Keeps the codes `allowed` and turns any other failure into StorageFailed with its message.
+Status Only(Status s, std::initializer_list<StatusCode> allowed) {
+  if (s.ok()) return s;
+  for (StatusCode c : allowed) {
+    if (s.code() == c) return s;
+  }
+  if (s.code() == StatusCode::kStorageFailed) return s;
+  return StorageFailedError(s.message());
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+FolderBackend::FolderBackend(std::string folder, FolderBackendOptions options)
+    : folder_(std::move(folder)),
+      fs_(options.file_system ? std::move(options.file_system) : PosixFileSystem::Default()),
+      margin_(options.free_space_margin),
+      io_(1) {
+  io_.Post([this] { Open(); });
+}
+
+FolderBackend::~FolderBackend() {
+  WaitUntilIdle();
+  io_.WaitUntilIdle();
+}
+
+std::string FolderBackend::PathOf(const FileName& name) const {
+  return folder_ + "/" + name.str();
+}
+
+std::string FolderBackend::TempPathOf(const FileName& name) const {
+  return PathOf(name) + std::string(kTempSuffix);
+}
+
+void FolderBackend::Open() {
+  if (!EnsureFolder().ok()) return;  // the first write tries again and reports it
+  Result<std::vector<std::string>> names = fs_->ListDir(folder_);
+  if (!names.ok()) return;
+  for (const std::string& entry : *names) {
+    if (!EndsWith(entry, kTempSuffix)) continue;
+    const std::string_view base = std::string_view(entry).substr(0, entry.size() - kTempSuffix.size());
+    // Only our own temporary files: "<FileName>.tmp" where the FileName is in its one form.
+    if (!FileName::Parse(base)) continue;
+    fs_->Remove(folder_ + "/" + entry).IgnoreError();  // best effort: the next start tries again
+  }
+}
+
+Status FolderBackend::EnsureFolder() {
+  if (folder_ready_) return OkStatus();
+  ROLLY_RETURN_IF_ERROR(fs_->CreateDir(folder_));
+  folder_ready_ = true;
+  return OkStatus();
+}
+
+void FolderBackend::RemoveTemp(const std::string& temp) {
+  const Status s = fs_->Remove(temp);
+  if (!s.ok() && s.code() != StatusCode::kNotFound) stale_temp_ = temp;
+}
+
+Status FolderBackend::WriteTemp(const std::string& temp, const Bytes& bytes) {
+  ROLLY_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs_->NewWritableFile(temp));
+  ROLLY_RETURN_IF_ERROR(file->Append(bytes));
+  ROLLY_RETURN_IF_ERROR(file->Sync());
+  return file->Close();
+}
+
+Status FolderBackend::DoWrite(const FileName& name, const Bytes& bytes) {
+  ROLLY_RETURN_IF_ERROR(EnsureFolder());
+  if (stale_temp_) {
+    const std::string stale = *std::exchange(stale_temp_, std::nullopt);
+    RemoveTemp(stale);
+  }
+  // The check is advisory: a file system that cannot say (statvfs failing) still gets the write,
+  // which answers NoSpace itself if the disk is full.
+  const Result<std::uint64_t> free = fs_->FreeSpace(folder_);
+  if (free.ok() && (*free < margin_ || *free - margin_ < bytes.size())) {
+    return NoSpaceError(fmt::format("{} needs {} bytes and {} to spare; {} bytes are free",
+                                    folder_, bytes.size(), margin_, *free));
+  }
+  const std::string temp = TempPathOf(name);
+  if (Status s = WriteTemp(temp, bytes); !s.ok()) {
+    // The folder went away under us: make it again at the next write.
+    if (s.code() == StatusCode::kNotFound) folder_ready_ = false;
+    RemoveTemp(temp);
+    return s;
+  }
+  if (Status s = fs_->Rename(temp, PathOf(name)); !s.ok()) {
+    RemoveTemp(temp);
+    return s;
+  }
+  return fs_->SyncDir(folder_);
+}
+
+void FolderBackend::StartWrite(const FileName& name, Bytes bytes, StatusCallback done) {
+  io_.Post([this, name, bytes = std::move(bytes), done = std::move(done)] {
+    done(Only(DoWrite(name, bytes), {StatusCode::kNoSpace}));
+  });
+}
+
+void FolderBackend::StartRead(const FileName& name, std::size_t max_bytes, BytesCallback done) {
+  io_.Post([this, name, max_bytes, done = std::move(done)] {
+    Result<Bytes> bytes = fs_->ReadFile(PathOf(name), max_bytes);
+    if (bytes.ok()) {
+      done(std::move(bytes));
+    } else {
+      done(Only(bytes.status(), {StatusCode::kNotFound}));
+    }
+  });
+}
+
+void FolderBackend::StartExists(const FileName& name, ExistsCallback done) {
+  io_.Post([this, name, done = std::move(done)] {
+    Result<bool> exists = fs_->Exists(PathOf(name));
+    if (exists.ok()) {
+      done(std::move(exists));
+    } else {
+      done(Only(exists.status(), {}));
+    }
+  });
+}
+
+void FolderBackend::StartDelete(const FileName& name, StatusCallback done) {
+  io_.Post([this, name, done = std::move(done)] {
+    Status s = fs_->Remove(PathOf(name));
+    if (s.code() == StatusCode::kNotFound) {
+      done(OkStatus());
+      return;
+    }
+    // A removal that a power cut could undo would bring a deleted save back.
+    if (s.ok()) s = fs_->SyncDir(folder_);
+    done(Only(std::move(s), {}));
+  });
+}
+
+void FolderBackend::StartList(ListCallback done) {
+  io_.Post([this, done = std::move(done)] {
+    Result<std::vector<std::string>> entries = fs_->ListDir(folder_);
+    if (!entries.ok()) {
+      if (entries.status().code() == StatusCode::kNotFound) {
+        done(std::vector<FileName>());
+      } else {
+        done(Only(entries.status(), {}));
+      }
+      return;
+    }
+    std::vector<FileName> names;
+    for (const std::string& entry : *entries) {
+      if (auto parsed = FileName::Parse(entry)) names.push_back(*std::move(parsed));
+    }
+    std::sort(names.begin(), names.end());
+    done(std::move(names));
+  });
+}
+
+}  // namespace rolly::store

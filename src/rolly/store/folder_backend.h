@@ -1,0 +1,102 @@
+// FolderBackend: the default backend. Each FileName is one file in one folder, reached through a
+// FileSystem (the operating system's by default, a SimulatedFileSystem in crash tests).
+//
+// A write never leaves a file half written under its name. It runs these steps:
+//   1. free space: NoSpace when the folder's file system cannot hold the bytes plus a margin
+//      (options.free_space_margin); nothing is written then;
+//   2. write every byte to "<name>.tmp" in the same folder (created or truncated);
+//   3. fsync it, close it;
+//   4. rename it over "<name>" (atomic: a reader sees the old bytes or the new, never a mix);
+//   5. fsync the folder, so the new name survives a power cut.
+// Ok means all five steps worked. A failed step fails the write: NoSpace when the disk or quota is
+// full, StorageFailed otherwise (a failed fsync included: it never reports success, and is never
+// retried). After a failure before step 4 the file keeps its old bytes, and the temporary file is
+// removed (best effort; a temporary file that could not be removed is retried before the next
+// write). After a failed step 5 the file may hold the new bytes now yet the old after a power cut.
+// Nothing is unlinked on the success path.
+//
+// Temporary files. Operations run one at a time, so at most one "<FileName>.tmp" exists at once,
+// and a crash leaves at most one behind. At start (before the first operation) the backend removes
+// every "<FileName>.tmp" in the folder; so a stale temporary file is gone once a new backend has
+// run anything, a save included.
+//
+// Other files. Only names made by FileName's rules, and those names followed by ".tmp", are ever
+// written, renamed or removed. Any other file in the folder (the game's own, another program's,
+// one that looks like ours but is not in FileName's one form) is never touched, and List leaves it
+// out. The folder is created, with its parents, when missing.
+//
+// Statuses, per operation (see backend.h for the sets): Read and ReadPrefix answer NotFound for a
+// file that does not exist (or a folder that does not); Delete answers Ok for one; List answers an
+// empty list for a folder that does not exist; every other failure is StorageFailed (NoSpace on
+// writes), whose message names the step and the system's reason.
+//
+// Thread rules: any thread may call. Every operation runs, in the order called, on the backend's
+// own I/O thread, never on the caller's; callbacks run on that thread, so they must be quick and
+// must not call WaitUntilIdle on this backend. Destroying the backend waits for every operation.
+// Ownership: the backend shares ownership of its FileSystem.
+
+#ifndef ROLLY_STORE_FOLDER_BACKEND_H_
+#define ROLLY_STORE_FOLDER_BACKEND_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "rolly/core/worker_pool.h"
+#include "rolly/store/backend.h"
+#include "rolly/store/file_system.h"
+
+namespace rolly::store {
+
+struct FolderBackendOptions {
+  // Where the operations go; null for PosixFileSystem::Default().
+  std::shared_ptr<FileSystem> file_system;
+  // Free space a write must leave, beyond its own bytes, or it answers NoSpace.
+  std::uint64_t free_space_margin = 1024 * 1024;
+};
+
+class FolderBackend : public Backend {
+ public:
+  // The suffix of temporary files: "<FileName>.tmp".
+  static constexpr std::string_view kTempSuffix = ".tmp";
+
+  // A backend over `folder` (a path; relative paths are relative to the working directory). Does
+  // no I/O on the calling thread: creating the folder and removing stale temporary files are the
+  // I/O thread's first task, so every operation's callback sees them done.
+  explicit FolderBackend(std::string folder, FolderBackendOptions options = {});
+  ~FolderBackend() override;
+
+  const std::string& folder() const { return folder_; }
+  // The path of a FileName's file, and of its temporary file.
+  std::string PathOf(const FileName& name) const;
+  std::string TempPathOf(const FileName& name) const;
+
+ protected:
+  void StartWrite(const FileName& name, Bytes bytes, StatusCallback done) override;
+  void StartRead(const FileName& name, std::size_t max_bytes, BytesCallback done) override;
+  void StartExists(const FileName& name, ExistsCallback done) override;
+  void StartDelete(const FileName& name, StatusCallback done) override;
+  void StartList(ListCallback done) override;
+
+ private:
+  // These run on the I/O thread only, and so touch the members below without a lock.
+  void Open();
+  Status EnsureFolder();
+  Status DoWrite(const FileName& name, const Bytes& bytes);
+  Status WriteTemp(const std::string& temp, const Bytes& bytes);
+  void RemoveTemp(const std::string& temp);
+
+  const std::string folder_;
+  const std::shared_ptr<FileSystem> fs_;
+  const std::uint64_t margin_;
+  bool folder_ready_ = false;            // the folder was seen to exist or was made
+  std::optional<std::string> stale_temp_;  // a temporary file a failed write could not remove
+  // Last, so it is destroyed first: its destructor runs the tasks still queued, which use the
+  // members above.
+  WorkerPool io_;
+};
+
+}  // namespace rolly::store
+
+#endif  // ROLLY_STORE_FOLDER_BACKEND_H_

@@ -1,0 +1,487 @@
+// FolderBackend beyond the conformance suite: other files left alone, temporary files, free space,
+// failed fsyncs, crashes at every step, descriptors.
+
+#include "rolly/store/folder_backend.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rolly/core/status_matchers.h"
+#include "rolly/store/file_system.h"
+#include "rolly/store/simulated_file_system.h"
+#include "rolly/store/store_test_util.h"
+
+namespace rolly::store {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+FileName Slot(std::string_view slot, Copy copy = Copy::kA) {
+  return FileName::ForSlot("rolly", slot, copy).value();
+}
+
+// The names in a directory, sorted.
+std::vector<std::string> Entries(FileSystem& fs, const std::string& dir) {
+  Result<std::vector<std::string>> names = fs.ListDir(dir);
+  if (!names.ok()) return {};
+  std::sort(names->begin(), names->end());
+  return *names;
+}
+
+// Runs one operation so that the backend's start-up task has run.
+void Settle(Backend& backend) { ListNow(backend).status().IgnoreError(); }
+
+// A file whose Sync fails; everything else passes through.
+class UnsyncableFile : public WritableFile {
+ public:
+  explicit UnsyncableFile(std::unique_ptr<WritableFile> inner) : inner_(std::move(inner)) {}
+  Status Append(ByteView data) override { return inner_->Append(data); }
+  Status Sync() override { return StorageFailedError("fsync: Input/output error (injected)"); }
+  Status Close() override { return inner_->Close(); }
+
+ private:
+  std::unique_ptr<WritableFile> inner_;
+};
+
+// A FileSystem over another whose chosen steps fail or lie.
+class TestFileSystem : public FileSystemWrapper {
+ public:
+  explicit TestFileSystem(std::shared_ptr<FileSystem> target)
+      : FileSystemWrapper(target.get()), owned_(std::move(target)) {}
+
+  bool fail_sync = false;        // every file Sync fails
+  int fail_sync_every = 0;       // when > 0, every n-th file Sync fails
+  bool fail_sync_dir = false;    // every SyncDir fails
+  std::optional<std::uint64_t> free_space;  // what FreeSpace answers
+
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
+    Result<std::unique_ptr<WritableFile>> file = target()->NewWritableFile(path);
+    if (!file.ok()) return file;
+    ++syncs_;
+    if (fail_sync || (fail_sync_every > 0 && syncs_ % fail_sync_every == 0)) {
+      return std::unique_ptr<WritableFile>(
+          std::make_unique<UnsyncableFile>(std::move(file).value()));
+    }
+    return file;
+  }
+  Status SyncDir(const std::string& dir) override {
+    if (fail_sync_dir) return StorageFailedError("fsync directory: injected");
+    return target()->SyncDir(dir);
+  }
+  Result<std::uint64_t> FreeSpace(const std::string& dir) override {
+    if (free_space) return *free_space;
+    return target()->FreeSpace(dir);
+  }
+
+ private:
+  std::shared_ptr<FileSystem> owned_;
+  int syncs_ = 0;
+};
+
+class FolderBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_FALSE(dir_.path().empty()); }
+  std::string Path(std::string_view name) const { return dir_.path() + "/" + std::string(name); }
+
+  TempDir dir_;
+};
+
+TEST_F(FolderBackendTest, OtherFilesInTheFolderStayByteForByte) {
+  const std::vector<std::pair<std::string, std::string>> others = {
+      {"notes.txt", "the game's own notes\n"},
+      {"rolly.slot.UPPER.a.rsav", "looks like ours, is not in the one form"},
+      {"rolly.slot.UPPER.a.rsav.tmp", "a temp of a name that is not ours"},
+      {"rolly.slot.~41.a.rsav", "non-minimal escape"},
+      {"settings.tmp", "another program's temp"},
+      {"rolly.slot.x.a.rsav.bak", "a backup"},
+  };
+  for (const auto& [name, bytes] : others) WriteFileForTest(Path(name), bytes);
+  std::filesystem::create_directory(Path("screenshots"));
+  WriteFileForTest(Path("screenshots/1.png"), "png");
+  {
+    FolderBackend backend(dir_.path());
+    ASSERT_OK(WriteNow(backend, Slot("upper"), BytesOf("ours")));
+    ASSERT_OK(WriteNow(backend, Slot("UPPER"), BytesOf("ours too")));
+    ASSERT_OK(WriteNow(backend, Slot("UPPER"), BytesOf("again")));
+    ASSERT_OK(DeleteNow(backend, Slot("upper")));
+    ASSERT_OK_AND_ASSIGN(std::vector<FileName> listed, ListNow(backend));
+    EXPECT_THAT(listed, ElementsAre(Slot("UPPER")));
+    EXPECT_THAT(ReadNow(backend, Slot("x")), StatusIs(StatusCode::kNotFound));
+  }
+  for (const auto& [name, bytes] : others) EXPECT_EQ(ReadFileForTest(Path(name)), bytes) << name;
+  EXPECT_EQ(ReadFileForTest(Path("screenshots/1.png")), "png");
+  EXPECT_EQ(ReadFileForTest(Path("rolly.slot.^u^p^p^e^r.a.rsav")), "again");
+}
+
+TEST_F(FolderBackendTest, StaleTempFilesAreRemovedAtStart) {
+  WriteFileForTest(Path("rolly.slot.x.a.rsav"), "good save");
+  WriteFileForTest(Path("rolly.slot.x.a.rsav.tmp"), "half a sa");
+  WriteFileForTest(Path("rolly.index.b.rsav.tmp"), "half an index");
+  FolderBackend backend(dir_.path());
+  Settle(backend);
+  PosixFileSystem fs;
+  EXPECT_THAT(Entries(fs, dir_.path()), ElementsAre("rolly.slot.x.a.rsav"));
+  ASSERT_OK_AND_ASSIGN(Bytes back, ReadNow(backend, Slot("x")));
+  EXPECT_EQ(back, BytesOf("good save"));
+}
+
+TEST_F(FolderBackendTest, MissingFolderIsCreatedWithItsParents) {
+  const std::string folder = Path("a/b/saves");
+  FolderBackend backend(folder);
+  ASSERT_OK_AND_ASSIGN(std::vector<FileName> listed, ListNow(backend));
+  EXPECT_TRUE(listed.empty());
+  EXPECT_TRUE(std::filesystem::is_directory(folder));
+  ASSERT_OK(WriteNow(backend, Slot("s"), BytesOf("x")));
+  EXPECT_EQ(ReadFileForTest(folder + "/rolly.slot.s.a.rsav"), "x");
+}
+
+TEST_F(FolderBackendTest, WriteLeavesNoTemporaryFile) {
+  FolderBackend backend(dir_.path());
+  ASSERT_OK(WriteNow(backend, Slot("s"), PatternBytes(10000, 1)));
+  ASSERT_OK(WriteNow(backend, Slot("s"), PatternBytes(20, 2)));
+  PosixFileSystem fs;
+  EXPECT_THAT(Entries(fs, dir_.path()), ElementsAre("rolly.slot.s.a.rsav"));
+}
+
+TEST_F(FolderBackendTest, CallbacksRunOnTheIoThreadNotTheCaller) {
+  FolderBackend backend(dir_.path());
+  std::promise<std::thread::id> answered;
+  backend.Exists(Slot("s"), [&](Result<bool>) { answered.set_value(std::this_thread::get_id()); });
+  EXPECT_NE(answered.get_future().get(), std::this_thread::get_id());
+}
+
+TEST_F(FolderBackendTest, NoSpaceWhenFreeSpaceCheckFails) {
+  auto sim = std::make_shared<SimulatedFileSystem>(10000);
+  FolderBackend backend("/saves", FolderBackendOptions{sim, /*free_space_margin=*/1000});
+  ASSERT_OK(WriteNow(backend, Slot("s"), PatternBytes(8000, 1)));  // 8000 + 1000 <= 10000
+  // Now 2000 are free: 1001 bytes plus the margin do not fit, 1000 do.
+  EXPECT_THAT(WriteNow(backend, Slot("t"), PatternBytes(1001, 2)),
+              StatusIs(StatusCode::kNoSpace, HasSubstr("free")));
+  EXPECT_THAT(ReadNow(backend, Slot("t")), StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(WriteNow(backend, Slot("s"), PatternBytes(5000, 3)),
+              StatusIs(StatusCode::kNoSpace));
+  ASSERT_OK_AND_ASSIGN(Bytes kept, ReadNow(backend, Slot("s")));
+  EXPECT_EQ(kept, PatternBytes(8000, 1));
+  EXPECT_THAT(Entries(*sim, "/saves"), ElementsAre("rolly.slot.s.a.rsav"));
+  EXPECT_OK(WriteNow(backend, Slot("t"), PatternBytes(1000, 2)));
+}
+
+TEST_F(FolderBackendTest, NoSpaceWhenTheFileSystemSaysNoneIsFree) {
+  auto fs = std::make_shared<TestFileSystem>(std::make_shared<PosixFileSystem>());
+  fs->free_space = 0;
+  FolderBackend backend(dir_.path(), FolderBackendOptions{fs});
+  EXPECT_THAT(WriteNow(backend, Slot("s"), BytesOf("x")), StatusIs(StatusCode::kNoSpace));
+  EXPECT_THAT(WriteNow(backend, Slot("s"), Bytes()), StatusIs(StatusCode::kNoSpace));
+  EXPECT_THAT(ReadNow(backend, Slot("s")), StatusIs(StatusCode::kNotFound));
+  EXPECT_TRUE(Entries(*fs, dir_.path()).empty());
+}
+
+TEST_F(FolderBackendTest, DiskFullDuringTheWriteIsNoSpaceAndRemovesTheTemporaryFile) {
+  auto sim = std::make_shared<SimulatedFileSystem>(3000);
+  auto fs = std::make_shared<TestFileSystem>(sim);
+  FolderBackend backend("/saves", FolderBackendOptions{fs, 0});
+  ASSERT_OK(WriteNow(backend, Slot("s"), PatternBytes(1000, 1)));
+  fs->free_space = 1u << 30;  // the check passes; the append finds the disk full
+  EXPECT_THAT(WriteNow(backend, Slot("s"), PatternBytes(2500, 2)),
+              StatusIs(StatusCode::kNoSpace));
+  ASSERT_OK_AND_ASSIGN(Bytes kept, ReadNow(backend, Slot("s")));
+  EXPECT_EQ(kept, PatternBytes(1000, 1));
+  EXPECT_THAT(Entries(*sim, "/saves"), ElementsAre("rolly.slot.s.a.rsav"));
+}
+
+TEST_F(FolderBackendTest, FailedFileSyncNeverReportsSuccess) {
+  auto sim = std::make_shared<SimulatedFileSystem>();
+  auto fs = std::make_shared<TestFileSystem>(sim);
+  FolderBackend backend("/saves", FolderBackendOptions{fs});
+  ASSERT_OK(WriteNow(backend, Slot("s"), BytesOf("old")));
+  fs->fail_sync = true;
+  EXPECT_THAT(WriteNow(backend, Slot("s"), BytesOf("new")),
+              StatusIs(StatusCode::kStorageFailed, HasSubstr("fsync")));
+  ASSERT_OK_AND_ASSIGN(Bytes kept, ReadNow(backend, Slot("s")));
+  EXPECT_EQ(kept, BytesOf("old"));
+  EXPECT_THAT(Entries(*sim, "/saves"), ElementsAre("rolly.slot.s.a.rsav"));
+}
+
+TEST_F(FolderBackendTest, FailedFolderSyncNeverReportsSuccess) {
+  auto sim = std::make_shared<SimulatedFileSystem>();
+  auto fs = std::make_shared<TestFileSystem>(sim);
+  FolderBackend backend("/saves", FolderBackendOptions{fs});
+  fs->fail_sync_dir = true;
+  EXPECT_THAT(WriteNow(backend, Slot("s"), BytesOf("new")),
+              StatusIs(StatusCode::kStorageFailed, HasSubstr("directory")));
+  // The rename happened, but a power cut may take it back: nothing promised it.
+  sim->Crash(DamageModel::DropUnsyncedNames());
+  EXPECT_EQ(sim->Peek("/saves/rolly.slot.s.a.rsav"), std::nullopt);
+}
+
+TEST_F(FolderBackendTest, DeleteIsDurable) {
+  auto sim = std::make_shared<SimulatedFileSystem>();
+  {
+    FolderBackend backend("/saves", FolderBackendOptions{sim});
+    ASSERT_OK(WriteNow(backend, Slot("s"), BytesOf("x")));
+    ASSERT_OK(DeleteNow(backend, Slot("s")));
+  }
+  sim->Crash(DamageModel::DropUnsyncedNames());
+  EXPECT_EQ(sim->Peek("/saves/rolly.slot.s.a.rsav"), std::nullopt);
+}
+
+TEST_F(FolderBackendTest, AFailedStepFailsTheWriteAtEveryStep) {
+  // Count the steps of one write, then fail each in turn.
+  std::uint64_t steps = 0;
+  {
+    auto sim = std::make_shared<SimulatedFileSystem>();
+    FolderBackend backend("/saves", FolderBackendOptions{sim});
+    Settle(backend);
+    const std::uint64_t before = sim->steps();
+    ASSERT_OK(WriteNow(backend, Slot("s"), BytesOf("new")));
+    steps = sim->steps() - before;
+  }
+  ASSERT_GE(steps, 7u);  // create dir, statvfs, create, write, fsync, close, rename, fsync dir
+  for (std::uint64_t k = 0; k < steps; ++k) {
+    auto sim = std::make_shared<SimulatedFileSystem>();
+    sim->Put("/saves/rolly.slot.s.a.rsav", BytesOf("old"));
+    FolderBackend backend("/saves", FolderBackendOptions{sim});
+    Settle(backend);
+    sim->FailAfterStep(sim->steps() + k);
+    EXPECT_THAT(WriteNow(backend, Slot("s"), BytesOf("new")),
+                StatusIs(StatusCode::kStorageFailed))
+        << "failing after step " << k;
+  }
+}
+
+// For every step a write can die at and every damage model: after the power cut and a restart,
+// the file holds exactly its old bytes or exactly its new ones (new ones whenever the write said
+// Ok), and once the next write is done no temporary file is left.
+TEST_F(FolderBackendTest, CrashAtAnyStepKeepsTheOldOrTheNewSave) {
+  const Bytes old_bytes = PatternBytes(6000, 1);
+  const Bytes new_bytes = PatternBytes(9000, 2);
+  const std::string path = "/saves/rolly.slot.s.a.rsav";
+  const std::vector<DamageModel> models = {
+      DamageModel::DropUnsyncedData(),
+      DamageModel::DropUnsyncedNames(),
+      DamageModel::TearUnsyncedWrites(512, DamageModel::Fill::kZeros),
+      DamageModel::TearUnsyncedWrites(4096, DamageModel::Fill::kGarbage, 42),
+  };
+  for (const DamageModel& model : models) {
+    for (std::uint64_t k = 0; k <= 12; ++k) {
+      SCOPED_TRACE("model " + std::to_string(static_cast<int>(model.kind)) + " sector " +
+                   std::to_string(model.sector_size) + " step " + std::to_string(k));
+      auto sim = std::make_shared<SimulatedFileSystem>();
+      sim->Put(path, old_bytes);
+      Status written;
+      {
+        FolderBackend backend("/saves", FolderBackendOptions{sim});
+        Settle(backend);
+        sim->FailAfterStep(sim->steps() + k);
+        written = WriteNow(backend, Slot("s"), new_bytes);
+      }
+      sim->Crash(model);
+      EXPECT_LE(Entries(*sim, "/saves").size(), 2u);  // the file and at most one temporary
+      FolderBackend restarted("/saves", FolderBackendOptions{sim});
+      ASSERT_OK_AND_ASSIGN(Bytes after, ReadNow(restarted, Slot("s")));
+      if (written.ok()) {
+        EXPECT_EQ(after, new_bytes);
+      } else {
+        EXPECT_TRUE(after == old_bytes || after == new_bytes);
+      }
+      EXPECT_THAT(Entries(*sim, "/saves"), ElementsAre("rolly.slot.s.a.rsav"));
+      ASSERT_OK(WriteNow(restarted, Slot("s"), old_bytes));
+      EXPECT_THAT(Entries(*sim, "/saves"), ElementsAre("rolly.slot.s.a.rsav"));
+    }
+  }
+}
+
+std::size_t OpenDescriptors() {
+  std::size_t n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    (void)entry;
+    ++n;
+  }
+  return n;
+}
+
+TEST_F(FolderBackendTest, ThousandOperationsWithFailuresLeakNoDescriptor) {
+  if (!std::filesystem::exists("/proc/self/fd")) GTEST_SKIP() << "no /proc/self/fd";
+  auto fs = std::make_shared<TestFileSystem>(std::make_shared<PosixFileSystem>());
+  fs->fail_sync_every = 3;
+  // A directory where a temporary file would go: opening it for writing fails.
+  std::filesystem::create_directory(Path("rolly.slot.blocked.a.rsav.tmp"));
+  const std::size_t before = OpenDescriptors();
+  int failures = 0;
+  {
+    FolderBackend backend(dir_.path(), FolderBackendOptions{fs});
+    for (int i = 0; i < 100; ++i) {
+      const FileName name = Slot("s" + std::to_string(i % 10));
+      if (!WriteNow(backend, name, PatternBytes(100, static_cast<std::uint8_t>(i))).ok()) {
+        ++failures;
+      }
+      if (!WriteNow(backend, Slot("blocked"), BytesOf("x")).ok()) ++failures;
+      ReadNow(backend, name).status().IgnoreError();
+      if (!ReadNow(backend, Slot("missing")).ok()) ++failures;
+      ReadPrefixNow(backend, name, 10).status().IgnoreError();
+      ExistsNow(backend, name).status().IgnoreError();
+      ListNow(backend).status().IgnoreError();
+      if (i % 2 == 0) DeleteNow(backend, name).IgnoreError();
+      DeleteNow(backend, Slot("never")).IgnoreError();
+      ExistsNow(backend, Slot("missing")).status().IgnoreError();
+    }
+  }
+  EXPECT_GE(failures, 230);  // every blocked write, every missing read, a third of the writes
+  EXPECT_EQ(OpenDescriptors(), before);
+}
+
+
+// ---- SimulatedFileSystem, the FileSystem the crash tests above stand on ----
+
+Status WriteFile(FileSystem& fs, const std::string& path, const Bytes& bytes, bool sync) {
+  ROLLY_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs.NewWritableFile(path));
+  ROLLY_RETURN_IF_ERROR(file->Append(bytes));
+  if (sync) ROLLY_RETURN_IF_ERROR(file->Sync());
+  return file->Close();
+}
+
+TEST(SimulatedFileSystemTest, DropUnsyncedDataRevertsBytesAndKeepsNames) {
+  SimulatedFileSystem fs;
+  ASSERT_OK(fs.CreateDir("/d"));
+  ASSERT_OK(WriteFile(fs, "/d/synced", BytesOf("one"), true));
+  ASSERT_OK(WriteFile(fs, "/d/unsynced", BytesOf("two"), false));
+  ASSERT_OK(WriteFile(fs, "/d/synced", BytesOf("three"), false));  // truncated and rewritten
+  ASSERT_OK(fs.Rename("/d/synced", "/d/moved"));
+  fs.Crash(DamageModel::DropUnsyncedData());
+  EXPECT_EQ(fs.Peek("/d/moved"), BytesOf("one"));
+  EXPECT_EQ(fs.Peek("/d/unsynced"), Bytes());  // its name survives, its bytes do not
+  EXPECT_EQ(fs.Peek("/d/synced"), std::nullopt);
+}
+
+TEST(SimulatedFileSystemTest, DropUnsyncedNamesRevertsEntriesToTheLastDirectorySync) {
+  SimulatedFileSystem fs;
+  ASSERT_OK(fs.CreateDir("/d"));
+  ASSERT_OK(WriteFile(fs, "/d/old", BytesOf("old"), true));
+  ASSERT_OK(WriteFile(fs, "/d/gone", BytesOf("gone"), true));
+  ASSERT_OK(fs.SyncDir("/d"));
+  ASSERT_OK(WriteFile(fs, "/d/new", BytesOf("new"), true));
+  ASSERT_OK(fs.Rename("/d/new", "/d/old"));
+  ASSERT_OK(fs.Remove("/d/gone"));
+  ASSERT_OK(WriteFile(fs, "/d/later", BytesOf("later"), true));
+  EXPECT_FALSE(fs.IsDurable("/d/later"));
+  fs.Crash(DamageModel::DropUnsyncedNames());
+  EXPECT_EQ(fs.Peek("/d/old"), BytesOf("old"));    // the rename is undone
+  EXPECT_EQ(fs.Peek("/d/gone"), BytesOf("gone"));  // the removal is undone
+  EXPECT_EQ(fs.Peek("/d/new"), std::nullopt);      // never named durably
+  EXPECT_EQ(fs.Peek("/d/later"), std::nullopt);
+  EXPECT_TRUE(fs.IsDurable("/d/old"));
+}
+
+TEST(SimulatedFileSystemTest, TearUnsyncedWritesKeepsWholeSectorsAndFillsTheLastOne) {
+  for (std::size_t sector : {std::size_t{512}, std::size_t{4096}}) {
+    for (auto fill : {DamageModel::Fill::kZeros, DamageModel::Fill::kGarbage}) {
+      SimulatedFileSystem fs;
+      ASSERT_OK(fs.CreateDir("/d"));
+      const Bytes bytes = PatternBytes(3 * sector + 100, 5);
+      ASSERT_OK(WriteFile(fs, "/d/torn", bytes, false));
+      const Bytes synced = PatternBytes(sector + 10, 6);
+      ASSERT_OK(WriteFile(fs, "/d/synced", synced, true));
+      // Appending to a synced file tears only the new part, never bytes already durable.
+      ASSERT_OK_AND_ASSIGN(auto file, fs.NewWritableFile("/d/grown"));
+      ASSERT_OK(file->Append(Bytes(sector - 10, 0x11)));
+      ASSERT_OK(file->Sync());
+      ASSERT_OK(file->Append(Bytes(30, 0x22)));
+      fs.Crash(DamageModel::TearUnsyncedWrites(sector, fill, 9));
+      EXPECT_THAT(file->Append(BytesOf("x")), StatusIs(StatusCode::kStorageFailed));  // dead handle
+
+      const Bytes torn = fs.Peek("/d/torn").value();
+      ASSERT_EQ(torn.size(), bytes.size());
+      EXPECT_TRUE(std::equal(bytes.begin(), bytes.begin() + 3 * sector, torn.begin()));
+      const Bytes tail(torn.begin() + 3 * sector, torn.end());
+      if (fill == DamageModel::Fill::kZeros) {
+        EXPECT_EQ(tail, Bytes(100, 0));
+      } else {
+        EXPECT_NE(tail, Bytes(bytes.begin() + 3 * sector, bytes.end()));
+        EXPECT_NE(tail, Bytes(100, 0));
+      }
+      EXPECT_EQ(fs.Peek("/d/synced"), synced);
+      const Bytes grown = fs.Peek("/d/grown").value();
+      ASSERT_EQ(grown.size(), sector + 20);
+      EXPECT_EQ(Bytes(grown.begin(), grown.begin() + sector - 10), Bytes(sector - 10, 0x11));
+    }
+  }
+}
+
+TEST(SimulatedFileSystemTest, StepsAreCountedAndFailAfterTheLimit) {
+  SimulatedFileSystem fs;
+  ASSERT_OK(fs.CreateDir("/d"));
+  EXPECT_EQ(fs.steps(), 1u);
+  ASSERT_OK(WriteFile(fs, "/d/a", BytesOf("a"), true));  // create, write, fsync, close
+  EXPECT_EQ(fs.steps(), 5u);
+  fs.FailAfterStep(6);
+  EXPECT_OK(fs.SyncDir("/d"));
+  EXPECT_THAT(fs.Remove("/d/a"), StatusIs(StatusCode::kStorageFailed, HasSubstr("step 7")));
+  EXPECT_THAT(fs.ReadFile("/d/a", 10), StatusIs(StatusCode::kStorageFailed));
+  EXPECT_EQ(fs.Peek("/d/a"), BytesOf("a"));  // the failed remove changed nothing
+  fs.ClearFailure();
+  EXPECT_OK(fs.Remove("/d/a"));
+  EXPECT_THAT(fs.Remove("/d/a"), StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(fs.NewWritableFile("/nowhere/x"), StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(fs.ListDir("/nowhere"), StatusIs(StatusCode::kNotFound));
+}
+
+TEST(SimulatedFileSystemTest, CapacityBoundsAppendsAndFreeSpace) {
+  SimulatedFileSystem fs(100);
+  ASSERT_OK(fs.CreateDir("/d"));
+  ASSERT_OK_AND_ASSIGN(std::uint64_t free, fs.FreeSpace("/d"));
+  EXPECT_EQ(free, 100u);
+  ASSERT_OK(WriteFile(fs, "/d/a", Bytes(60, 1), false));
+  ASSERT_OK_AND_ASSIGN(std::uint64_t left, fs.FreeSpace("/d"));
+  EXPECT_EQ(left, 40u);
+  EXPECT_THAT(WriteFile(fs, "/d/b", Bytes(41, 1), false), StatusIs(StatusCode::kNoSpace));
+  EXPECT_OK(WriteFile(fs, "/d/b", Bytes(40, 1), false));
+}
+
+
+// ---- PosixFileSystem's statuses ----
+
+TEST_F(FolderBackendTest, PosixFileSystemAnswersTheDocumentedStatuses) {
+  PosixFileSystem fs;
+  EXPECT_THAT(fs.ReadFile(Path("missing"), 10), StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(fs.Remove(Path("missing")), StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(fs.ListDir(Path("missing")), StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(fs.NewWritableFile(Path("missing/x")), StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(fs.Rename(Path("missing"), Path("x")), StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(fs.ReadFile(dir_.path(), 10),
+              StatusIs(StatusCode::kStorageFailed, HasSubstr("directory")));
+  ASSERT_OK(WriteFile(fs, Path("f"), BytesOf("hello"), true));
+  EXPECT_THAT(fs.CreateDir(Path("f")), StatusIs(StatusCode::kStorageFailed));
+  EXPECT_THAT(fs.CreateDir(Path("f/sub")), StatusIs(StatusCode::kStorageFailed));
+  EXPECT_OK(fs.CreateDir(Path("a/b/c")));
+  EXPECT_OK(fs.CreateDir(Path("a/b/c/")));
+  EXPECT_OK(fs.SyncDir(dir_.path()));
+  ASSERT_OK_AND_ASSIGN(Bytes prefix, fs.ReadFile(Path("f"), 2));
+  EXPECT_EQ(prefix, BytesOf("he"));
+  ASSERT_OK_AND_ASSIGN(bool exists, fs.Exists(Path("f")));
+  EXPECT_TRUE(exists);
+  ASSERT_OK_AND_ASSIGN(bool under_file, fs.Exists(Path("f/x")));
+  EXPECT_FALSE(under_file);
+  ASSERT_OK_AND_ASSIGN(std::uint64_t free, fs.FreeSpace(dir_.path()));
+  EXPECT_GT(free, 0u);
+  ASSERT_OK_AND_ASSIGN(auto file, fs.NewWritableFile(Path("g")));
+  ASSERT_OK(file->Close());
+  EXPECT_THAT(file->Append(BytesOf("x")), StatusIs(StatusCode::kStorageFailed));
+  EXPECT_THAT(file->Sync(), StatusIs(StatusCode::kStorageFailed));
+  EXPECT_THAT(file->Close(), StatusIs(StatusCode::kStorageFailed));
+  std::vector<std::string> names = fs.ListDir(dir_.path()).value();
+  std::sort(names.begin(), names.end());
+  EXPECT_THAT(names, ElementsAre("a", "f", "g"));
+}
+
+}  // namespace
+}  // namespace rolly::store

@@ -1,0 +1,77 @@
+// FileQueue: a deque and a running flag; a trampoline keeps synchronous operations from recursing.
+
+#include "rolly/store/internal/file_queue.h"
+
+#include <map>
+#include <string>
+#include <utility>
+
+namespace rolly::store_internal {
+
+void FileQueue::Enqueue(Op op) {
+  {
+    std::lock_guard lock(mutex_);
+    ops_.push_back(std::move(op));
+    if (running_) return;
+    running_ = true;
+  }
+  Pump();
+}
+
+void FileQueue::Pump() {
+  // Shared between one operation and its `finished`: whether the start has returned, and whether
+  // the operation finished.
+  struct Turn {
+    std::mutex mutex;
+    bool starting = true;
+    bool finished = false;
+  };
+  for (;;) {
+    Op op;
+    {
+      std::lock_guard lock(mutex_);
+      if (ops_.empty()) {
+        running_ = false;
+        return;
+      }
+      op = std::move(ops_.front());
+      ops_.pop_front();
+    }
+    auto turn = std::make_shared<Turn>();
+    auto self = shared_from_this();
+    op([self, turn] {
+      {
+        std::lock_guard lock(turn->mutex);
+        turn->finished = true;
+        if (turn->starting) return;  // the loop below runs the next operation
+      }
+      self->Pump();
+    });
+    {
+      std::lock_guard lock(turn->mutex);
+      turn->starting = false;
+      if (!turn->finished) return;  // `finished` will pump when the operation ends
+    }
+  }
+}
+
+std::shared_ptr<FileQueue> QueueFor(const void* owner, std::string_view base) {
+  static std::mutex* mutex = new std::mutex;
+  static auto* queues = new std::map<std::pair<const void*, std::string>, std::weak_ptr<FileQueue>>;
+  std::lock_guard lock(*mutex);
+  // Drop entries nobody holds any more, so the registry stays as small as the files in use.
+  if (queues->size() > 64) {
+    for (auto it = queues->begin(); it != queues->end();) {
+      it = it->second.expired() ? queues->erase(it) : std::next(it);
+    }
+  }
+  std::weak_ptr<FileQueue>& entry = (*queues)[{owner, std::string(base)}];
+  std::shared_ptr<FileQueue> queue = entry.lock();
+  if (!queue) {
+    queue = std::make_shared<FileQueue>();
+    entry = queue;
+  }
+  return queue;
+}
+
+}  // namespace rolly::store_internal

@@ -1,0 +1,798 @@
+// Store: per-file queues over a backend, the two-copy rule, and the slot index.
+//
+// Every operation is queued on its file's queue when asked (so the order asked is the order run),
+// and does its work on a worker thread when its turn comes, where it may block on the backend.
+// Results go back through the mailbox, posted before the queue moves on, so a file's callbacks run
+// in the order asked. What the store knows of a file's copies (and the index's content) is kept
+// with the file's queue, shared by every Store over the same backend object, and read and written
+// only by operations in their turn, which run one at a time.
+
+#include "rolly/store/store.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <utility>
+
+#include "rolly/store/internal/file_queue.h"
+#include "rolly/store/internal/slot_index_codec.h"
+
+namespace rolly::store {
+
+using store_internal::FileQueue;
+
+namespace {
+
+// A load hands the File to the game and never writes it back: no need to keep stored bytes.
+const format::ReadOptions kLoadOptions = [] {
+  format::ReadOptions o;
+  o.keep_stored = false;
+  return o;
+}();
+
+// What the store knows of one copy.
+struct CopyInfo {
+  CopyState state = CopyState::kMissing;
+  std::uint64_t sequence = 0;
+  std::uint64_t size = 0;
+  Status why;  // when not valid
+};
+
+struct Copies {
+  bool known = false;
+  CopyInfo a;
+  CopyInfo b;
+
+  CopyInfo& Of(Copy c) { return c == Copy::kA ? a : b; }
+  const CopyInfo& Of(Copy c) const { return c == Copy::kA ? a : b; }
+
+  // The copy holding the newest valid save.
+  std::optional<Copy> Newest() const {
+    const bool va = a.state == CopyState::kValid, vb = b.state == CopyState::kValid;
+    if (va && (!vb || a.sequence >= b.sequence)) return Copy::kA;
+    if (vb) return Copy::kB;
+    return std::nullopt;
+  }
+};
+
+// What the stores over one backend object know of one slot file, kept with its queue.
+struct SlotState {
+  std::mutex mutex;
+  Copies copies;
+};
+
+// The slot index as the stores over one backend object know it, kept with the index's queue.
+struct IndexState {
+  std::mutex mutex;
+  bool loaded = false;
+  std::map<std::string, SlotInfo> slots;
+  Copies copies;
+};
+
+// The state of type T kept with `queue`, made on first use. A queue holds one kind of file, so
+// one type of state.
+template <typename T>
+T& StateOf(FileQueue& queue) {
+  if (!queue.state()) queue.state() = std::make_shared<T>();
+  return *static_cast<T*>(queue.state().get());
+}
+
+// A copy read and checked: what it is, and its bytes and header when valid.
+struct CheckedCopy {
+  CopyInfo info;
+  Bytes bytes;
+  format::Header header;
+};
+
+CopyState StateOf(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kOk: return CopyState::kValid;
+    case StatusCode::kNotFound: return CopyState::kMissing;
+    case StatusCode::kNewerVersion: return CopyState::kNewer;
+    case StatusCode::kDamaged: return CopyState::kDamaged;
+    default: return CopyState::kFailed;
+  }
+}
+
+// Reads `name` whole and runs every check but decoding. A copy whose header names another slot is
+// damaged: it is not this slot's save.
+CheckedCopy CheckCopy(Backend& backend, const FileName& name, std::string_view slot) {
+  CheckedCopy c;
+  Result<Bytes> bytes = ReadNow(backend, name);
+  if (!bytes.ok()) {
+    c.info.state = StateOf(bytes.status());
+    c.info.why = bytes.status();
+    return c;
+  }
+  c.info.size = bytes->size();
+  Result<format::Header> header = format::Verify(*bytes);
+  if (header.ok() && header->slot_name != slot) {
+    header = DamagedError(fmt::format("header: holds slot \"{}\"", header->slot_name));
+  }
+  if (!header.ok()) {
+    c.info.state = StateOf(header.status());
+    c.info.why = header.status();
+    return c;
+  }
+  c.info.state = CopyState::kValid;
+  c.info.sequence = header->sequence;
+  c.header = std::move(header).value();
+  c.bytes = std::move(bytes).value();
+  return c;
+}
+
+std::string_view CopyStateName(CopyState s) {
+  switch (s) {
+    case CopyState::kMissing: return "missing";
+    case CopyState::kValid: return "valid";
+    case CopyState::kDamaged: return "damaged";
+    case CopyState::kNewer: return "newer";
+    case CopyState::kFailed: return "unreadable";
+  }
+  return "unknown";
+}
+
+// The status of a load that found no usable copy.
+Status NoCopyStatus(const Copies& c) {
+  const CopyInfo* infos[] = {&c.a, &c.b};
+  if (c.a.state == CopyState::kMissing && c.b.state == CopyState::kMissing) {
+    return NotFoundError("neither copy exists");
+  }
+  for (const CopyInfo* i : infos) {
+    if (i->state == CopyState::kFailed) return i->why;
+  }
+  const std::string detail =
+      fmt::format("copy a {}{}{}; copy b {}{}{}", CopyStateName(c.a.state),
+                  c.a.why.ok() ? "" : ": ", c.a.why.message(), CopyStateName(c.b.state),
+                  c.b.why.ok() ? "" : ": ", c.b.why.message());
+  for (const CopyInfo* i : infos) {
+    if (i->state == CopyState::kNewer) return NewerVersionError(detail);
+  }
+  return DamagedError(detail);
+}
+
+// A save waiting for its chunks to be encoded and for its turn.
+struct SaveJob {
+  std::string slot;
+  FileName name;  // copy a
+  std::uint16_t format_version = format::kFormatVersion;
+  std::uint16_t min_reader_version = format::kMinReaderVersion;
+  format::Header header;
+
+  std::mutex mutex;
+  std::optional<Result<format::EncodedChunks>> encoded;
+  std::function<void()> waiter;
+
+  SaveJob(std::string s, FileName n) : slot(std::move(s)), name(std::move(n)) {}
+
+  void SetEncoded(Result<format::EncodedChunks> r) {
+    std::function<void()> w;
+    {
+      std::lock_guard lock(mutex);
+      encoded.emplace(std::move(r));
+      w = std::move(waiter);
+    }
+    if (w) w();
+  }
+  // Runs `fn` once the chunks are encoded (at once when they are).
+  void WhenEncoded(std::function<void()> fn) {
+    {
+      std::lock_guard lock(mutex);
+      if (!encoded) {
+        waiter = std::move(fn);
+        return;
+      }
+    }
+    fn();
+  }
+};
+
+}  // namespace
+
+class Store::Impl : public std::enable_shared_from_this<Impl> {
+ public:
+  Impl(Backend& backend, WorkerPool& workers, Mailbox& mailbox, StoreOptions options)
+      : backend_(backend), workers_(workers), mailbox_(mailbox), options_(std::move(options)) {}
+
+  const StoreOptions& options() const { return options_; }
+  std::size_t pending() const { return pending_.load(); }
+
+  // --- Bookkeeping --------------------------------------------------------------------------
+
+  // Counts an operation from its request until its callback ran.
+  void Begin() {
+    pending_.fetch_add(1);
+    BeginWork();
+  }
+  // Counts one more queued piece of work of an operation (each piece calls End).
+  void BeginWork() {
+    std::lock_guard lock(mutex_);
+    ++in_flight_;
+  }
+
+  // Posts `value` for `done` to the game thread; the operation ends there when it runs.
+  template <typename T>
+  void Reply(std::function<void(T)> done, T value) {
+    std::weak_ptr<Impl> weak = weak_from_this();
+    mailbox_.Post([weak, done = std::move(done), value = std::move(value)]() mutable {
+      std::shared_ptr<Impl> self = weak.lock();
+      if (!self || self->closed_.load()) return;
+      self->pending_.fetch_sub(1);
+      if (done) done(std::move(value));
+    });
+  }
+
+  // The operation's work is done: its reply is posted and its queue has moved on.
+  void End() {
+    std::lock_guard lock(mutex_);
+    if (--in_flight_ == 0) idle_.notify_all();
+  }
+
+  // Replies to an operation refused before it reached a queue.
+  template <typename T>
+  void Refuse(std::function<void(T)> done, T value) {
+    Reply(std::move(done), std::move(value));
+    End();
+  }
+
+  // Ends a queued operation on its worker: posts nothing itself; lets its queue move on and lets
+  // go of it (so a closed store holds no queue, and no knowledge of the files, any more).
+  void Finish(FileQueue::Finished& finished) {
+    finished();
+    finished = nullptr;
+    End();
+  }
+
+  // Blocks until every operation has done its work (its reply may still wait in the mailbox),
+  // then stops replies from reaching callbacks and lets go of the queues.
+  void Close() {
+    std::unique_lock lock(mutex_);
+    idle_.wait(lock, [this] { return in_flight_ == 0; });
+    closed_.store(true);
+    queues_.clear();
+  }
+
+  std::shared_ptr<FileQueue> QueueOf(std::string_view base) {
+    std::lock_guard lock(mutex_);
+    auto it = queues_.find(std::string(base));
+    if (it != queues_.end()) return it->second;
+    auto queue = store_internal::QueueFor(&backend_, base);
+    queues_.emplace(std::string(base), queue);
+    return queue;
+  }
+
+  // Queues `work` (which replies) on `base`'s queue; at its turn it runs on a worker.
+  void RunInTurn(std::string_view base, std::function<void()> work) {
+    auto self = shared_from_this();
+    QueueOf(base)->Enqueue([self, work = std::move(work)](FileQueue::Finished finished) {
+      self->workers_.Post([self, work, finished]() mutable {
+        work();
+        self->Finish(finished);
+      });
+    });
+  }
+
+  // --- Copies of a slot (called only by that slot's queue operations) --------------------------
+
+  Copies GetCopies(const FileName& name) {
+    SlotState& state = StateOf<SlotState>(*QueueOf(name.base()));
+    std::lock_guard lock(state.mutex);
+    return state.copies;
+  }
+  // A copy that could not be read may hold anything: what is known is forgotten then, and the
+  // next operation reads both copies again.
+  void SetCopies(const FileName& name, Copies c) {
+    if (c.a.state == CopyState::kFailed || c.b.state == CopyState::kFailed) c.known = false;
+    SlotState& state = StateOf<SlotState>(*QueueOf(name.base()));
+    std::lock_guard lock(state.mutex);
+    state.copies = std::move(c);
+  }
+
+  // What the stores know of the slot's copies, reading and checking both when no store over this
+  // backend has yet (or a read failed since).
+  Copies KnownCopies(const FileName& name, std::string_view slot) {
+    Copies c = GetCopies(name);
+    if (c.known) return c;
+    const FileName a = name.copy() == Copy::kA ? name : name.Other();
+    c.a = CheckCopy(backend_, a, slot).info;
+    c.b = CheckCopy(backend_, a.Other(), slot).info;
+    c.known = true;
+    SetCopies(name, c);
+    return c;
+  }
+
+  // --- Operations ---------------------------------------------------------------------------
+
+  Result<SaveInfo> WriteSave(SaveJob& job) {
+    if (!job.encoded->ok()) return job.encoded->status();
+    Copies c = KnownCopies(job.name, job.slot);
+    // A copy that could not be read may hold the newest save, or a sequence above the other's:
+    // writing either copy could cost the last good save or hide this one behind an older one.
+    for (const CopyInfo* i : {&c.a, &c.b}) {
+      if (i->state == CopyState::kFailed) return i->why;
+    }
+    if (c.a.state == CopyState::kNewer && c.b.state == CopyState::kNewer) {
+      return NewerVersionError("both copies hold saves of a newer version");
+    }
+    // Never the copy with the newest valid save; never a newer version's save while the other
+    // copy can take the write.
+    Copy target = Copy::kA;
+    if (c.a.state == CopyState::kNewer) {
+      target = Copy::kB;
+    } else if (c.b.state == CopyState::kNewer) {
+      target = Copy::kA;
+    } else if (auto newest = c.Newest()) {
+      target = OtherCopy(*newest);
+    }
+    std::uint64_t sequence = 1;
+    if (auto newest = c.Newest()) sequence = c.Of(*newest).sequence + 1;
+    job.header.slot_name = job.slot;
+    job.header.sequence = sequence;
+    Result<Bytes> bytes =
+        format::WriteEncoded(job.format_version, job.min_reader_version, job.header, **job.encoded);
+    if (!bytes.ok()) return bytes.status();
+    const std::uint64_t size = bytes->size();
+
+    // Until the backend answers, the target counts as damaged.
+    c.Of(target) = CopyInfo{CopyState::kDamaged, 0, 0, DamagedError("a save to it did not finish")};
+    SetCopies(job.name, c);
+    const FileName target_name = job.name.copy() == target ? job.name : job.name.Other();
+    const Status written = WriteNow(backend_, target_name, std::move(bytes).value());
+    if (!written.ok()) {
+      c.Of(target).why = written;
+      SetCopies(job.name, c);
+      return written;
+    }
+    c.Of(target) = CopyInfo{CopyState::kValid, sequence, size, Status()};
+    SetCopies(job.name, c);
+    NoteSlot(job.slot, SlotInfoOf(job.slot, job.header, c, target, size));
+    return SaveInfo{job.slot, target, sequence, size};
+  }
+
+  Result<LoadResult> LoadNewest(const FileName& name, std::string_view slot) {
+    const FileName a = name.copy() == Copy::kA ? name : name.Other();
+    CheckedCopy copies[2] = {CheckCopy(backend_, a, slot), CheckCopy(backend_, a.Other(), slot)};
+    Copies c;
+    c.known = true;
+    c.a = copies[0].info;
+    c.b = copies[1].info;
+    // The newest valid copy first; a copy that fails to decode is damaged after all.
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      const std::optional<Copy> newest = c.Newest();
+      if (!newest) break;
+      CheckedCopy& chosen = copies[static_cast<int>(*newest)];
+      Result<format::File> file = format::Read(chosen.bytes, kLoadOptions);
+      if (!file.ok()) {
+        c.Of(*newest).state = StateOf(file.status());
+        c.Of(*newest).why = file.status();
+        continue;
+      }
+      SetCopies(name, c);
+      const CopyInfo& other = c.Of(OtherCopy(*newest));
+      LoadResult result;
+      result.file = std::move(file).value();
+      result.copy = *newest;
+      result.other_state = other.state;
+      result.other_status = other.why;
+      result.recovered =
+          other.state != CopyState::kValid && other.state != CopyState::kMissing;
+      return result;
+    }
+    SetCopies(name, c);
+    return NoCopyStatus(c);
+  }
+
+  Result<LoadResult> LoadOne(const FileName& name, std::string_view slot) {
+    CheckedCopy copy = CheckCopy(backend_, name, slot);
+    if (copy.info.state != CopyState::kValid) {
+      if (copy.info.state == CopyState::kMissing) return NotFoundError("the copy does not exist");
+      return copy.info.why;
+    }
+    ROLLY_ASSIGN_OR_RETURN(format::File file, format::Read(copy.bytes, kLoadOptions));
+    LoadResult result;
+    result.file = std::move(file);
+    result.copy = name.copy();
+    return result;
+  }
+
+  Result<format::Header> NewestHeader(const FileName& name, std::string_view slot) {
+    const Copies c = KnownCopies(name, slot);
+    const std::optional<Copy> newest = c.Newest();
+    if (!newest) return NoCopyStatus(c);
+    const FileName chosen = name.copy() == *newest ? name : name.Other();
+    ROLLY_ASSIGN_OR_RETURN(Bytes prelude, ReadPrefixNow(backend_, chosen, format::kPreludeSize));
+    ROLLY_ASSIGN_OR_RETURN(const format::Prelude p, format::ReadPrelude(prelude));
+    ROLLY_ASSIGN_OR_RETURN(Bytes head, ReadPrefixNow(backend_, chosen, p.header_end()));
+    return format::ReadHeader(head);
+  }
+
+  Status DeleteBoth(const FileName& name, std::string_view slot) {
+    // The older copy first, so a crash between the two leaves the newest save, never an older one
+    // brought back.
+    const std::optional<Copy> newest = GetCopies(name).Newest();
+    const FileName first = name.copy() == newest ? name.Other() : name;
+    // Whatever happens now, what was known is stale until both are gone.
+    SetCopies(name, Copies());
+    ROLLY_RETURN_IF_ERROR(DeleteNow(backend_, first));
+    ROLLY_RETURN_IF_ERROR(DeleteNow(backend_, first.Other()));
+    Copies c;
+    c.known = true;
+    SetCopies(name, c);
+    NoteSlot(std::string(slot), std::nullopt);
+    return OkStatus();
+  }
+
+  // --- The slot index -----------------------------------------------------------------------
+
+  static SlotInfo SlotInfoOf(const std::string& slot, const format::Header& h, const Copies& c,
+                             Copy copy, std::uint64_t size) {
+    SlotInfo s;
+    s.slot = slot;
+    s.title = h.title;
+    s.save_time_us = h.save_time_us;
+    s.sequence = h.sequence;
+    s.kind = h.kind;
+    s.game_data_version = h.game_data_version;
+    s.metadata = h.metadata;
+    s.size = size;
+    s.copy = copy;
+    s.state_a = c.a.state;
+    s.state_b = c.b.state;
+    const CopyState other = c.Of(OtherCopy(copy)).state;
+    s.recovered = other != CopyState::kValid && other != CopyState::kMissing;
+    return s;
+  }
+
+  // Records a slot's new entry (or its removal) for the index, and queues an index write.
+  void NoteSlot(const std::string& slot, std::optional<SlotInfo> info) {
+    bool queue_write = false;
+    {
+      std::lock_guard lock(mutex_);
+      index_changes_[slot] = std::move(info);
+      if (options_.keep_index && !index_write_queued_) {
+        index_write_queued_ = true;
+        queue_write = true;
+      }
+    }
+    if (!queue_write) return;
+    Begin();
+    auto self = shared_from_this();
+    auto index_a = FileName::ForIndex(options_.prefix, Copy::kA);
+    RunInTurn(index_a->base(), [self] {
+      self->Reply(std::function<void(Status)>(), self->WriteIndex());
+    });
+  }
+
+  // The index's state, kept with the index's queue (index queue only).
+  IndexState& Index() {
+    return StateOf<IndexState>(*QueueOf(FileName::ForIndex(options_.prefix, Copy::kA)->base()));
+  }
+
+  static std::vector<SlotInfo> Listed(const std::map<std::string, SlotInfo>& slots) {
+    std::vector<SlotInfo> out;
+    out.reserve(slots.size());
+    for (const auto& [slot, info] : slots) out.push_back(info);
+    return out;
+  }
+
+  // The index as it stands, changes applied (index queue only).
+  Result<std::vector<SlotInfo>> CurrentIndex() {
+    if (!options_.keep_index) {
+      // Nothing kept: the saves' headers, read afresh, already hold every change.
+      {
+        std::lock_guard lock(mutex_);
+        index_changes_.clear();
+      }
+      ROLLY_ASSIGN_OR_RETURN(const auto slots, RebuildIndex());
+      return Listed(slots);
+    }
+    IndexState& index = Index();
+    std::lock_guard index_lock(index.mutex);
+    if (!index.loaded) {
+      Result<std::map<std::string, SlotInfo>> loaded = ReadIndex(index);
+      if (!loaded.ok()) loaded = RebuildIndex();
+      if (!loaded.ok()) return loaded.status();
+      index.slots = std::move(loaded).value();
+      index.loaded = true;
+    }
+    std::map<std::string, std::optional<SlotInfo>> changes;
+    {
+      std::lock_guard lock(mutex_);
+      changes.swap(index_changes_);
+    }
+    for (auto& [slot, info] : changes) {
+      if (info) {
+        index.slots[slot] = std::move(*info);
+      } else {
+        index.slots.erase(slot);
+      }
+    }
+    return Listed(index.slots);
+  }
+
+  Result<std::map<std::string, SlotInfo>> ReadIndex(IndexState& index) {
+    ROLLY_ASSIGN_OR_RETURN(const FileName a, FileName::ForIndex(options_.prefix, Copy::kA));
+    CheckedCopy copies[2] = {CheckCopy(backend_, a, ""), CheckCopy(backend_, a.Other(), "")};
+    Copies& known = index.copies;
+    known.known = true;
+    known.a = copies[0].info;
+    known.b = copies[1].info;
+    const std::optional<Copy> newest = known.Newest();
+    if (!newest) return NoCopyStatus(known);
+    ROLLY_ASSIGN_OR_RETURN(format::File file,
+                           format::Read(copies[static_cast<int>(*newest)].bytes));
+    const format::Chunk* chunk = file.Find(format::kSlotIndexChunk);
+    if (chunk == nullptr) return DamagedError("slot index: no SIDX chunk");
+    ROLLY_ASSIGN_OR_RETURN(std::vector<SlotInfo> slots,
+                           store_internal::DecodeSlotIndex(chunk->data()));
+    std::map<std::string, SlotInfo> out;
+    for (SlotInfo& s : slots) out.emplace(s.slot, std::move(s));
+    return out;
+  }
+
+  // Rebuilds the index from the saves' headers (prelude and header of each copy only).
+  Result<std::map<std::string, SlotInfo>> RebuildIndex() {
+    std::map<std::string, SlotInfo> out;
+    if (!backend_.can_list()) return out;
+    ROLLY_ASSIGN_OR_RETURN(const std::vector<FileName> names, ListNow(backend_));
+    for (const FileName& name : names) {
+      if (name.kind() != FileKind::kSlot || name.prefix() != options_.prefix ||
+          name.copy() != Copy::kA) {
+        continue;
+      }
+      struct Seen {
+        CopyState state = CopyState::kMissing;
+        format::Header header;
+        std::uint64_t size = 0;
+      } seen[2];
+      const FileName both[2] = {name, name.Other()};
+      for (int i = 0; i < 2; ++i) {
+        Result<Bytes> prelude = ReadPrefixNow(backend_, both[i], format::kPreludeSize);
+        if (!prelude.ok()) {
+          seen[i].state = StateOf(prelude.status());
+          continue;
+        }
+        Result<format::Prelude> p = format::ReadPrelude(*prelude);
+        Result<format::Header> h = p.status();
+        if (p.ok()) {
+          Result<Bytes> head = ReadPrefixNow(backend_, both[i], p->header_end());
+          h = head.ok() ? format::ReadHeader(*head) : Result<format::Header>(head.status());
+          seen[i].size = p->file_size;
+        }
+        seen[i].state = StateOf(h.status());
+        if (h.ok()) seen[i].header = std::move(h).value();
+      }
+      Copies c;
+      c.a.state = seen[0].state;
+      c.a.sequence = seen[0].header.sequence;
+      c.b.state = seen[1].state;
+      c.b.sequence = seen[1].header.sequence;
+      const std::optional<Copy> newest = c.Newest();
+      if (!newest) continue;
+      const auto& chosen = seen[static_cast<int>(*newest)];
+      if (chosen.header.slot_name.empty()) continue;
+      out[chosen.header.slot_name] =
+          SlotInfoOf(chosen.header.slot_name, chosen.header, c, *newest, chosen.size);
+    }
+    // Files listed only as copy b.
+    for (const FileName& name : names) {
+      if (name.kind() != FileKind::kSlot || name.prefix() != options_.prefix ||
+          name.copy() != Copy::kB ||
+          std::find(names.begin(), names.end(), name.Other()) != names.end()) {
+        continue;
+      }
+      Result<Bytes> prelude = ReadPrefixNow(backend_, name, format::kPreludeSize);
+      if (!prelude.ok()) continue;
+      Result<format::Prelude> p = format::ReadPrelude(*prelude);
+      if (!p.ok()) continue;
+      Result<Bytes> head = ReadPrefixNow(backend_, name, p->header_end());
+      if (!head.ok()) continue;
+      Result<format::Header> h = format::ReadHeader(*head);
+      if (!h.ok() || h->slot_name.empty()) continue;
+      Copies c;
+      c.b = CopyInfo{CopyState::kValid, h->sequence, p->file_size, Status()};
+      out[h->slot_name] = SlotInfoOf(h->slot_name, *h, c, Copy::kB, p->file_size);
+    }
+    return out;
+  }
+
+  Status WriteIndex() {
+    {
+      std::lock_guard lock(mutex_);
+      index_write_queued_ = false;
+    }
+    ROLLY_ASSIGN_OR_RETURN(const std::vector<SlotInfo> slots, CurrentIndex());
+    ROLLY_ASSIGN_OR_RETURN(const FileName a, FileName::ForIndex(options_.prefix, Copy::kA));
+    IndexState& index = Index();
+    std::lock_guard index_lock(index.mutex);
+    Copies& known = index.copies;
+    if (!known.known) {
+      known.known = true;
+      known.a = CheckCopy(backend_, a, "").info;
+      known.b = CheckCopy(backend_, a.Other(), "").info;
+    }
+    format::File file;
+    file.header.kind = static_cast<std::uint32_t>(format::SaveKind::kIndex);
+    const std::optional<Copy> newest = known.Newest();
+    file.header.sequence = newest ? known.Of(*newest).sequence + 1 : 1;
+    Bytes payload;
+    store_internal::EncodeSlotIndex(slots, &payload);
+    file.chunks.emplace_back(format::kSlotIndexChunk, "", std::move(payload));
+    ROLLY_ASSIGN_OR_RETURN(Bytes bytes, format::Write(file, options_.write));
+    const Copy target = newest ? OtherCopy(*newest) : Copy::kA;
+    const std::uint64_t size = bytes.size();
+    known.Of(target) = CopyInfo{CopyState::kDamaged, 0, 0, Status()};
+    const Status written =
+        WriteNow(backend_, target == Copy::kA ? a : a.Other(), std::move(bytes));
+    if (written.ok()) {
+      known.Of(target) = CopyInfo{CopyState::kValid, file.header.sequence, size, Status()};
+    }
+    return written;
+  }
+
+  Backend& backend_;
+  WorkerPool& workers_;
+  Mailbox& mailbox_;
+  const StoreOptions options_;
+
+ private:
+  std::atomic<std::size_t> pending_{0};
+  std::atomic<bool> closed_{false};
+
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  std::size_t in_flight_ = 0;
+  std::map<std::string, std::shared_ptr<FileQueue>> queues_;
+  std::map<std::string, std::optional<SlotInfo>> index_changes_;
+  bool index_write_queued_ = false;
+};
+
+Store::Store(Backend& backend, WorkerPool& workers, Mailbox& mailbox, StoreOptions options)
+    : impl_(std::make_shared<Impl>(backend, workers, mailbox, std::move(options))) {}
+
+Store::~Store() { impl_->Close(); }
+
+const StoreOptions& Store::options() const { return impl_->options(); }
+
+std::size_t Store::pending() const { return impl_->pending(); }
+
+void Store::Save(std::string_view slot, format::File file, SaveCallback done) {
+  impl_->Begin();
+  Result<FileName> name = FileName::ForSlot(impl_->options().prefix, slot, Copy::kA);
+  if (!name.ok()) {
+    impl_->Refuse(std::move(done), Result<SaveInfo>(name.status()));
+    return;
+  }
+  auto job = std::make_shared<SaveJob>(std::string(slot), *name);
+  job->format_version = file.format_version;
+  job->min_reader_version = file.min_reader_version;
+  job->header = std::move(file.header);
+  auto self = impl_;
+  // Compression starts now, before the slot's turn.
+  auto chunks = std::make_shared<std::vector<format::Chunk>>(std::move(file.chunks));
+  self->workers_.Post([self, job, chunks] {
+    job->SetEncoded(format::EncodeChunks(std::move(*chunks), self->options().write));
+  });
+  self->QueueOf(name->base())->Enqueue([self, job, done](FileQueue::Finished finished) {
+    job->WhenEncoded([self, job, done, finished] {
+      self->workers_.Post([self, job, done, finished]() mutable {
+        self->Reply(done, self->WriteSave(*job));
+        self->Finish(finished);
+      });
+    });
+  });
+}
+
+void Store::Load(std::string_view slot, LoadCallback done) {
+  impl_->Begin();
+  Result<FileName> name = FileName::ForSlot(impl_->options().prefix, slot, Copy::kA);
+  if (!name.ok()) {
+    impl_->Refuse(std::move(done), Result<LoadResult>(name.status()));
+    return;
+  }
+  auto self = impl_;
+  self->RunInTurn(name->base(), [self, name = *name, slot = std::string(slot), done] {
+    self->Reply(done, self->LoadNewest(name, slot));
+  });
+}
+
+void Store::LoadCopy(std::string_view slot, Copy copy, LoadCallback done) {
+  impl_->Begin();
+  Result<FileName> name = FileName::ForSlot(impl_->options().prefix, slot, copy);
+  if (!name.ok()) {
+    impl_->Refuse(std::move(done), Result<LoadResult>(name.status()));
+    return;
+  }
+  auto self = impl_;
+  self->RunInTurn(name->base(), [self, name = *name, slot = std::string(slot), done] {
+    self->Reply(done, self->LoadOne(name, slot));
+  });
+}
+
+void Store::ReadNewestHeader(std::string_view slot, HeaderCallback done) {
+  impl_->Begin();
+  Result<FileName> name = FileName::ForSlot(impl_->options().prefix, slot, Copy::kA);
+  if (!name.ok()) {
+    impl_->Refuse(std::move(done), Result<format::Header>(name.status()));
+    return;
+  }
+  auto self = impl_;
+  self->RunInTurn(name->base(), [self, name = *name, slot = std::string(slot), done] {
+    self->Reply(done, self->NewestHeader(name, slot));
+  });
+}
+
+void Store::Delete(std::string_view slot, std::function<void(Status)> done) {
+  impl_->Begin();
+  Result<FileName> name = FileName::ForSlot(impl_->options().prefix, slot, Copy::kA);
+  if (!name.ok()) {
+    impl_->Refuse(std::move(done), name.status());
+    return;
+  }
+  auto self = impl_;
+  self->RunInTurn(name->base(), [self, name = *name, slot = std::string(slot), done] {
+    self->Reply(done, self->DeleteBoth(name, slot));
+  });
+}
+
+void Store::CopySlot(std::string_view from, std::string_view to, SaveCallback done) {
+  impl_->Begin();
+  Result<FileName> from_name = FileName::ForSlot(impl_->options().prefix, from, Copy::kA);
+  Result<FileName> to_name = FileName::ForSlot(impl_->options().prefix, to, Copy::kA);
+  if (!from_name.ok() || !to_name.ok()) {
+    impl_->Refuse(std::move(done),
+                 Result<SaveInfo>(from_name.ok() ? to_name.status() : from_name.status()));
+    return;
+  }
+  auto self = impl_;
+  auto job = std::make_shared<SaveJob>(std::string(to), *to_name);
+  // The read runs at `from`'s turn and hands the chunks over; the write waits at `to`'s turn.
+  // Each ends as a piece of work.
+  self->BeginWork();
+  self->RunInTurn(from_name->base(), [self, job, name = *from_name, slot = std::string(from)] {
+    Result<LoadResult> loaded = self->LoadNewest(name, slot);
+    if (!loaded.ok()) {
+      job->SetEncoded(loaded.status());
+      return;
+    }
+    job->format_version = loaded->file.format_version;
+    job->min_reader_version = loaded->file.min_reader_version;
+    job->header = std::move(loaded->file.header);
+    job->SetEncoded(format::EncodeChunks(std::move(loaded->file.chunks), self->options().write));
+  });
+  self->QueueOf(to_name->base())->Enqueue([self, job, done](FileQueue::Finished finished) {
+    job->WhenEncoded([self, job, done, finished] {
+      self->workers_.Post([self, job, done, finished]() mutable {
+        self->Reply(done, self->WriteSave(*job));
+        self->Finish(finished);
+      });
+    });
+  });
+}
+
+void Store::ListSlots(ListCallback done) {
+  impl_->Begin();
+  Result<FileName> index = FileName::ForIndex(impl_->options().prefix, Copy::kA);
+  if (!index.ok()) {
+    impl_->Refuse(std::move(done), Result<std::vector<SlotInfo>>(index.status()));
+    return;
+  }
+  auto self = impl_;
+  self->RunInTurn(index->base(), [self, done] { self->Reply(done, self->CurrentIndex()); });
+}
+
+Status Store::Flush(Mailbox::Clock::time_point deadline) {
+  Impl& impl = *impl_;
+  if (impl.mailbox_.DrainUntil([&impl] { return impl.pending() == 0; }, deadline)) {
+    return OkStatus();
+  }
+  return BusyError(fmt::format("{} operations still running at the flush's deadline",
+                               impl.pending()));
+}
+
+}  // namespace rolly::store

@@ -1,0 +1,968 @@
+// Tests of Store: the two-copy rule, damage and fallback, every status of every call, the order of
+// requests from many threads, flush, the slot index, and destruction with work in flight. Stores
+// run over MemoryBackend, and over FaultBackend where a test needs failures, delays or answers
+// from other threads. Every callback is checked to run on the test's thread, the game thread.
+
+#include "rolly/store/store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "rolly/core/checksum.h"
+#include "rolly/core/mailbox.h"
+#include "rolly/core/status_matchers.h"
+#include "rolly/core/worker_pool.h"
+#include "rolly/format/file.h"
+#include "rolly/store/fault_backend.h"
+#include "rolly/store/memory_backend.h"
+
+namespace rolly::store {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A bound for flushes in tests; they finish long before it.
+constexpr std::chrono::seconds kPatience{60};
+
+Bytes Payload(std::size_t size, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  Bytes out(size);
+  for (auto& b : out) b = static_cast<std::uint8_t>(rng());
+  return out;
+}
+
+format::File MakeFile(std::string title, std::size_t size = 300, std::uint32_t seed = 1) {
+  format::File file;
+  file.header.title = std::move(title);
+  file.header.save_time_us = 1700000000000000 + seed;
+  file.chunks.emplace_back(format::kTestChunk, "payload", Payload(size, seed));
+  return file;
+}
+
+FileName SlotFile(std::string_view slot, Copy copy, std::string_view prefix = "rolly") {
+  return FileName::ForSlot(prefix, slot, copy).value();
+}
+FileName IndexFile(Copy copy, std::string_view prefix = "rolly") {
+  return FileName::ForIndex(prefix, copy).value();
+}
+
+Bytes Flipped(Bytes bytes, std::size_t at) {
+  bytes.at(at) ^= 0x40;
+  return bytes;
+}
+
+// A valid file made to look written by format version 2 for readers of version 2 and up: both
+// versions in the prelude raised and the prelude checksum recomputed (docs/format.md, "Prelude").
+Bytes AsNewerVersion(Bytes bytes) {
+  bytes.at(8) = 2;
+  bytes.at(9) = 0;
+  bytes.at(10) = 2;
+  bytes.at(11) = 0;
+  const std::uint64_t sum =
+      Checksum::Of(ByteView(bytes.data(), format::kPreludeSize - 8)).bits();
+  for (int i = 0; i < 8; ++i) bytes.at(56 + i) = static_cast<std::uint8_t>(sum >> (8 * i));
+  return bytes;
+}
+
+// Counts reads of slot files and of index files, and forwards everything.
+class CountingBackend : public BackendWrapper {
+ public:
+  using BackendWrapper::BackendWrapper;
+  int slot_reads() const { return slot_reads_.load(); }
+  int index_reads() const { return index_reads_.load(); }
+  int writes() const { return writes_.load(); }
+
+ protected:
+  void StartRead(const FileName& name, std::size_t max_bytes, BytesCallback done) override {
+    (name.kind() == FileKind::kIndex ? index_reads_ : slot_reads_).fetch_add(1);
+    BackendWrapper::StartRead(name, max_bytes, std::move(done));
+  }
+  void StartWrite(const FileName& name, Bytes bytes, StatusCallback done) override {
+    writes_.fetch_add(1);
+    BackendWrapper::StartWrite(name, std::move(bytes), std::move(done));
+  }
+
+ private:
+  std::atomic<int> slot_reads_{0};
+  std::atomic<int> index_reads_{0};
+  std::atomic<int> writes_{0};
+};
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    EXPECT_EQ(off_game_thread_.load(), 0) << "callbacks ran off the game thread";
+  }
+
+  void OnGameThread() {
+    if (std::this_thread::get_id() != game_thread_) off_game_thread_.fetch_add(1);
+    ++callbacks_;
+  }
+
+  // Asks through `ask` (which gets the callback), flushes, and returns what the callback got.
+  template <typename T, typename Ask>
+  T Run(Store& store, Ask ask) {
+    std::optional<T> out;
+    ask([this, &out](T value) {
+      OnGameThread();
+      EXPECT_FALSE(out.has_value()) << "a callback ran twice";
+      out.emplace(std::move(value));
+    });
+    EXPECT_FALSE(out.has_value()) << "the callback ran inside the call that asked";
+    EXPECT_OK(store.FlushFor(kPatience));
+    if (!out) {
+      ADD_FAILURE() << "no callback";
+      return T(StorageFailedError("no callback"));
+    }
+    return std::move(*out);
+  }
+
+  Result<SaveInfo> Save(Store& store, std::string_view slot, format::File file) {
+    return Run<Result<SaveInfo>>(store, [&](Store::SaveCallback done) {
+      store.Save(slot, std::move(file), std::move(done));
+    });
+  }
+  Result<LoadResult> Load(Store& store, std::string_view slot) {
+    return Run<Result<LoadResult>>(
+        store, [&](Store::LoadCallback done) { store.Load(slot, std::move(done)); });
+  }
+  Result<LoadResult> LoadCopy(Store& store, std::string_view slot, Copy copy) {
+    return Run<Result<LoadResult>>(
+        store, [&](Store::LoadCallback done) { store.LoadCopy(slot, copy, std::move(done)); });
+  }
+  Result<format::Header> NewestHeader(Store& store, std::string_view slot) {
+    return Run<Result<format::Header>>(store, [&](Store::HeaderCallback done) {
+      store.ReadNewestHeader(slot, std::move(done));
+    });
+  }
+  Status Delete(Store& store, std::string_view slot) {
+    return Run<Status>(store, [&](std::function<void(Status)> done) {
+      store.Delete(slot, std::move(done));
+    });
+  }
+  Result<SaveInfo> CopySlot(Store& store, std::string_view from, std::string_view to) {
+    return Run<Result<SaveInfo>>(store, [&](Store::SaveCallback done) {
+      store.CopySlot(from, to, std::move(done));
+    });
+  }
+  Result<std::vector<SlotInfo>> List(Store& store) {
+    return Run<Result<std::vector<SlotInfo>>>(
+        store, [&](Store::ListCallback done) { store.ListSlots(std::move(done)); });
+  }
+
+  // Every file of a memory backend and its bytes.
+  static std::map<std::string, Bytes> Snapshot(MemoryBackend& backend) {
+    std::map<std::string, Bytes> out;
+    Result<std::vector<FileName>> names = ListNow(backend);
+    EXPECT_OK(names.status());
+    if (!names.ok()) return out;
+    for (const FileName& n : *names) out[n.str()] = *backend.Peek(n);
+    return out;
+  }
+
+  WorkerPool workers_{2};
+  Mailbox mailbox_;
+  const std::thread::id game_thread_ = std::this_thread::get_id();
+  std::atomic<int> off_game_thread_{0};
+  int callbacks_ = 0;
+};
+
+// --- Two copies ----------------------------------------------------------------------------------
+
+TEST_F(StoreTest, SavesAlternateCopiesWithRisingSequence) {
+  MemoryBackend backend;
+  Store store(backend, workers_, mailbox_);
+  const Copy expected[] = {Copy::kA, Copy::kB, Copy::kA, Copy::kB};
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_OK_AND_ASSIGN(const SaveInfo info,
+                         Save(store, "Slot 1", MakeFile("save " + std::to_string(i), 300, i)));
+    EXPECT_EQ(info.slot, "Slot 1");
+    EXPECT_EQ(info.copy, expected[i]) << i;
+    EXPECT_EQ(info.sequence, static_cast<std::uint64_t>(i + 1));
+    EXPECT_EQ(info.size, backend.Peek(SlotFile("Slot 1", expected[i]))->size());
+    ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(store, "Slot 1"));
+    EXPECT_EQ(loaded.copy, expected[i]);
+    EXPECT_EQ(loaded.file.header.title, "save " + std::to_string(i));
+    EXPECT_EQ(loaded.file.header.sequence, static_cast<std::uint64_t>(i + 1));
+    EXPECT_EQ(loaded.file.header.slot_name, "Slot 1");
+    EXPECT_EQ(loaded.file.Find(format::kTestChunk, "payload")->data(), Payload(300, i));
+    EXPECT_FALSE(loaded.recovered);
+    EXPECT_EQ(loaded.other_state, i == 0 ? CopyState::kMissing : CopyState::kValid);
+  }
+}
+
+TEST_F(StoreTest, FirstSaveOfASessionContinuesFromTheCopiesOnTheBackend) {
+  MemoryBackend backend;
+  {
+    Store store(backend, workers_, mailbox_);
+    ASSERT_OK(Save(store, "s", MakeFile("one")).status());
+    ASSERT_OK(Save(store, "s", MakeFile("two")).status());
+  }
+  Store store(backend, workers_, mailbox_);
+  ASSERT_OK_AND_ASSIGN(const SaveInfo info, Save(store, "s", MakeFile("three")));
+  EXPECT_EQ(info.copy, Copy::kA);
+  EXPECT_EQ(info.sequence, 3u);
+}
+
+TEST_F(StoreTest, DamagedNewestCopyFallsBackToTheOther) {
+  MemoryBackend backend;
+  Store store(backend, workers_, mailbox_);
+  ASSERT_OK(Save(store, "s", MakeFile("old", 500, 1)).status());
+  ASSERT_OK(Save(store, "s", MakeFile("new", 500, 2)).status());
+  const FileName b = SlotFile("s", Copy::kB);
+  backend.Poke(b, Flipped(*backend.Peek(b), 300));
+
+  ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(store, "s"));
+  EXPECT_EQ(loaded.copy, Copy::kA);
+  EXPECT_EQ(loaded.file.header.title, "old");
+  EXPECT_TRUE(loaded.recovered);
+  EXPECT_EQ(loaded.other_state, CopyState::kDamaged);
+  EXPECT_THAT(loaded.other_status, StatusIs(StatusCode::kDamaged));
+
+  // The next save replaces the damaged copy, never the good one.
+  ASSERT_OK_AND_ASSIGN(const SaveInfo info, Save(store, "s", MakeFile("newer")));
+  EXPECT_EQ(info.copy, Copy::kB);
+  EXPECT_EQ(info.sequence, 2u);
+}
+
+TEST_F(StoreTest, BothCopiesDamagedIsDamagedNamingBoth) {
+  MemoryBackend backend;
+  Store store(backend, workers_, mailbox_);
+  ASSERT_OK(Save(store, "s", MakeFile("one")).status());
+  ASSERT_OK(Save(store, "s", MakeFile("two")).status());
+  for (Copy c : {Copy::kA, Copy::kB}) {
+    backend.Poke(SlotFile("s", c), Flipped(*backend.Peek(SlotFile("s", c)), 100));
+  }
+  EXPECT_THAT(Load(store, "s"),
+              StatusIs(StatusCode::kDamaged,
+                       ::testing::AllOf(HasSubstr("copy a damaged"), HasSubstr("copy b damaged"))));
+  EXPECT_THAT(NewestHeader(store, "s"), StatusIs(StatusCode::kDamaged));
+}
+
+TEST_F(StoreTest, NeitherCopyIsNotFound) {
+  MemoryBackend backend;
+  Store store(backend, workers_, mailbox_);
+  EXPECT_THAT(Load(store, "nothing"), StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(LoadCopy(store, "nothing", Copy::kB), StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(NewestHeader(store, "nothing"), StatusIs(StatusCode::kNotFound));
+}
+
+TEST_F(StoreTest, NewerVersionCopyIsNeverOverwrittenWhileTheOtherCanTakeTheWrite) {
+  MemoryBackend backend;
+  Bytes newer;
+  {
+    Store store(backend, workers_, mailbox_);
+    ASSERT_OK(Save(store, "s", MakeFile("from the future")).status());
+    newer = AsNewerVersion(*backend.Peek(SlotFile("s", Copy::kA)));
+    backend.Poke(SlotFile("s", Copy::kA), newer);
+  }
+  {
+    Store store(backend, workers_, mailbox_);
+    EXPECT_THAT(LoadCopy(store, "s", Copy::kA), StatusIs(StatusCode::kNewerVersion));
+    EXPECT_THAT(Load(store, "s"), StatusIs(StatusCode::kNewerVersion));
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_OK_AND_ASSIGN(const SaveInfo info, Save(store, "s", MakeFile("ours")));
+      EXPECT_EQ(info.copy, Copy::kB) << i;
+      EXPECT_EQ(info.sequence, static_cast<std::uint64_t>(i + 1));
+      EXPECT_EQ(*backend.Peek(SlotFile("s", Copy::kA)), newer);
+    }
+    ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(store, "s"));
+    EXPECT_EQ(loaded.copy, Copy::kB);
+    EXPECT_EQ(loaded.other_state, CopyState::kNewer);
+  }
+
+  // Both copies newer (changed while no store was open): a save is refused and writes nothing.
+  backend.Poke(SlotFile("s", Copy::kB), newer);
+  Store fresh(backend, workers_, mailbox_);
+  EXPECT_THAT(Save(fresh, "s", MakeFile("ours")), StatusIs(StatusCode::kNewerVersion));
+  EXPECT_EQ(*backend.Peek(SlotFile("s", Copy::kA)), newer);
+  EXPECT_EQ(*backend.Peek(SlotFile("s", Copy::kB)), newer);
+  EXPECT_THAT(Load(fresh, "s"), StatusIs(StatusCode::kNewerVersion));
+}
+
+TEST_F(StoreTest, CopyHoldingAnotherSlotsHeaderIsDamaged) {
+  MemoryBackend backend;
+  Store store(backend, workers_, mailbox_);
+  ASSERT_OK(Save(store, "one", MakeFile("one's")).status());
+  ASSERT_OK(Save(store, "two", MakeFile("two's first")).status());
+  ASSERT_OK(Save(store, "two", MakeFile("two's second")).status());
+  // Copy b of "one" now holds "two"'s save with a higher sequence.
+  backend.Poke(SlotFile("one", Copy::kB), *backend.Peek(SlotFile("two", Copy::kB)));
+  ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(store, "one"));
+  EXPECT_EQ(loaded.copy, Copy::kA);
+  EXPECT_EQ(loaded.file.header.title, "one's");
+  EXPECT_EQ(loaded.other_state, CopyState::kDamaged);
+  EXPECT_THAT(loaded.other_status, StatusIs(StatusCode::kDamaged, HasSubstr("holds slot")));
+  EXPECT_THAT(LoadCopy(store, "one", Copy::kB), StatusIs(StatusCode::kDamaged));
+}
+
+TEST_F(StoreTest, FailedWriteKeepsThePreviousSaveAndTheNextSaveRetriesTheSameCopy) {
+  MemoryBackend memory;
+  FaultBackend backend(&memory);
+  Store store(backend, workers_, mailbox_);
+  ASSERT_OK(Save(store, "s", MakeFile("first")).status());  // a, 1
+
+  const auto rule = backend.Add(FaultRule::Fail(StorageFailedError("disk")).On(Op::kWrite));
+  EXPECT_THAT(Save(store, "s", MakeFile("second")), StatusIs(StatusCode::kStorageFailed));
+  EXPECT_EQ(backend.hits(rule), 1u);
+  ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(store, "s"));
+  EXPECT_EQ(loaded.file.header.title, "first");
+
+  // A write cut short leaves a copy a load refuses; the good copy stays.
+  backend.Add(FaultRule::CutWrite(100).On(Op::kWrite));
+  EXPECT_THAT(Save(store, "s", MakeFile("third")), StatusIs(StatusCode::kStorageFailed));
+  ASSERT_OK_AND_ASSIGN(const LoadResult after_cut, Load(store, "s"));
+  EXPECT_EQ(after_cut.file.header.title, "first");
+  EXPECT_EQ(after_cut.copy, Copy::kA);
+  EXPECT_EQ(after_cut.other_state, CopyState::kDamaged);
+  EXPECT_TRUE(after_cut.recovered);
+
+  ASSERT_OK_AND_ASSIGN(const SaveInfo info, Save(store, "s", MakeFile("fourth")));
+  EXPECT_EQ(info.copy, Copy::kB);
+  EXPECT_EQ(info.sequence, 2u);
+  ASSERT_OK_AND_ASSIGN(const LoadResult last, Load(store, "s"));
+  EXPECT_EQ(last.file.header.title, "fourth");
+  EXPECT_FALSE(last.recovered);
+}
+
+TEST_F(StoreTest, LoadCopyReadsOneCopyAndWritesNothing) {
+  MemoryBackend backend;
+  Store store(backend, workers_, mailbox_);
+  ASSERT_OK(Save(store, "s", MakeFile("a's")).status());
+  ASSERT_OK(Save(store, "s", MakeFile("b's")).status());
+  const auto before = Snapshot(backend);
+
+  ASSERT_OK_AND_ASSIGN(const LoadResult a, LoadCopy(store, "s", Copy::kA));
+  EXPECT_EQ(a.copy, Copy::kA);
+  EXPECT_EQ(a.file.header.title, "a's");
+  ASSERT_OK_AND_ASSIGN(const LoadResult b, LoadCopy(store, "s", Copy::kB));
+  EXPECT_EQ(b.copy, Copy::kB);
+  EXPECT_EQ(b.file.header.title, "b's");
+
+  backend.Poke(SlotFile("s", Copy::kB), Flipped(*backend.Peek(SlotFile("s", Copy::kB)), 200));
+  const auto damaged = Snapshot(backend);
+  EXPECT_THAT(LoadCopy(store, "s", Copy::kB), StatusIs(StatusCode::kDamaged));
+  EXPECT_EQ(Snapshot(backend), damaged);
+  backend.Poke(SlotFile("s", Copy::kB), before.at(SlotFile("s", Copy::kB).str()));
+  EXPECT_EQ(Snapshot(backend), before);
+}
+
+TEST_F(StoreTest, ReadNewestHeaderGivesTheNewestValidCopysHeader) {
+  MemoryBackend backend;
+  Store store(backend, workers_, mailbox_);
+  ASSERT_OK(Save(store, "s", MakeFile("one")).status());
+  ASSERT_OK(Save(store, "s", MakeFile("two")).status());
+  ASSERT_OK_AND_ASSIGN(const format::Header h, NewestHeader(store, "s"));
+  EXPECT_EQ(h.title, "two");
+  EXPECT_EQ(h.sequence, 2u);
+  EXPECT_EQ(h.slot_name, "s");
+
+  // A fresh session finds the newest by inspecting both copies.
+  Store fresh(backend, workers_, mailbox_);
+  ASSERT_OK_AND_ASSIGN(const format::Header again, NewestHeader(fresh, "s"));
+  EXPECT_EQ(again.title, "two");
+}
+
+TEST_F(StoreTest, DeleteRemovesBothCopiesAndTheIndexEntry) {
+  MemoryBackend backend;
+  Store store(backend, workers_, mailbox_);
+  ASSERT_OK(Save(store, "x", MakeFile("x1")).status());
+  ASSERT_OK(Save(store, "x", MakeFile("x2")).status());
+  ASSERT_OK(Save(store, "y", MakeFile("y1")).status());
+  ASSERT_OK(Delete(store, "x"));
+  EXPECT_FALSE(backend.Peek(SlotFile("x", Copy::kA)).has_value());
+  EXPECT_FALSE(backend.Peek(SlotFile("x", Copy::kB)).has_value());
+  EXPECT_THAT(Load(store, "x"), StatusIs(StatusCode::kNotFound));
+  ASSERT_OK_AND_ASSIGN(const std::vector<SlotInfo> slots, List(store));
+  ASSERT_EQ(slots.size(), 1u);
+  EXPECT_EQ(slots[0].slot, "y");
+  // The index on the backend says so too.
+  Store fresh(backend, workers_, mailbox_);
+  ASSERT_OK_AND_ASSIGN(const std::vector<SlotInfo> listed, List(fresh));
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].slot, "y");
+
+  EXPECT_OK(Delete(store, "never saved"));
+  // A slot saved after its deletion starts again.
+  ASSERT_OK_AND_ASSIGN(const SaveInfo info, Save(store, "x", MakeFile("x3")));
+  EXPECT_EQ(info.copy, Copy::kA);
+  EXPECT_EQ(info.sequence, 1u);
+}
+
+TEST_F(StoreTest, CopySlotWritesTheNewestSaveAsANewSaveOfTheTarget) {
+  MemoryBackend backend;
+  Store store(backend, workers_, mailbox_);
+  ASSERT_OK(Save(store, "from", MakeFile("old", 800, 1)).status());
+  ASSERT_OK(Save(store, "from", MakeFile("new", 800, 2)).status());
+  ASSERT_OK_AND_ASSIGN(const SaveInfo info, CopySlot(store, "from", "to"));
+  EXPECT_EQ(info.slot, "to");
+  EXPECT_EQ(info.copy, Copy::kA);
+  EXPECT_EQ(info.sequence, 1u);
+  ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(store, "to"));
+  EXPECT_EQ(loaded.file.header.title, "new");
+  EXPECT_EQ(loaded.file.header.slot_name, "to");
+  EXPECT_EQ(loaded.file.Find(format::kTestChunk, "payload")->data(), Payload(800, 2));
+  // The source is untouched.
+  ASSERT_OK_AND_ASSIGN(const LoadResult source, Load(store, "from"));
+  EXPECT_EQ(source.file.header.slot_name, "from");
+  EXPECT_EQ(source.file.header.sequence, 2u);
+
+  EXPECT_THAT(CopySlot(store, "missing", "to"), StatusIs(StatusCode::kNotFound));
+  ASSERT_OK_AND_ASSIGN(const LoadResult still, Load(store, "to"));
+  EXPECT_EQ(still.file.header.sequence, 1u);
+}
+
+TEST_F(StoreTest, InvalidSlotNamesAreInvalidInputThroughTheCallback) {
+  MemoryBackend backend;
+  Store store(backend, workers_, mailbox_);
+  const std::string names[] = {"", std::string("a\0b", 3), std::string(kMaxSlotNameSize + 1, 'x')};
+  for (const std::string& name : names) {
+    EXPECT_THAT(Save(store, name, MakeFile("t")), StatusIs(StatusCode::kInvalidInput));
+    EXPECT_THAT(Load(store, name), StatusIs(StatusCode::kInvalidInput));
+    EXPECT_THAT(LoadCopy(store, name, Copy::kB), StatusIs(StatusCode::kInvalidInput));
+    EXPECT_THAT(NewestHeader(store, name), StatusIs(StatusCode::kInvalidInput));
+    EXPECT_THAT(Delete(store, name), StatusIs(StatusCode::kInvalidInput));
+    EXPECT_THAT(CopySlot(store, name, "ok"), StatusIs(StatusCode::kInvalidInput));
+    EXPECT_THAT(CopySlot(store, "ok", name), StatusIs(StatusCode::kInvalidInput));
+  }
+  // The longest name is fine.
+  const std::string longest(kMaxSlotNameSize, 'y');
+  ASSERT_OK(Save(store, longest, MakeFile("long")).status());
+  ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(store, longest));
+  EXPECT_EQ(loaded.file.header.slot_name, longest);
+}
+
+// --- Every status of every call ------------------------------------------------------------------
+
+TEST_F(StoreTest, SaveStatuses) {
+  {
+    MemoryBackend backend;
+    Store store(backend, workers_, mailbox_);
+    EXPECT_OK(Save(store, "s", MakeFile("ok")).status());
+    format::File twice = MakeFile("dup");
+    twice.chunks.emplace_back(format::kTestChunk, "payload", Bytes{1, 2, 3});
+    EXPECT_THAT(Save(store, "s", std::move(twice)), StatusIs(StatusCode::kInvalidInput));
+    format::File bad_title = MakeFile(std::string("nul\0", 4));
+    EXPECT_THAT(Save(store, "s", std::move(bad_title)), StatusIs(StatusCode::kInvalidInput));
+    ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(store, "s"));
+    EXPECT_EQ(loaded.file.header.title, "ok");
+  }
+  {
+    MemoryBackend backend(4000);
+    StoreOptions options;
+    options.keep_index = false;
+    Store store(backend, workers_, mailbox_, options);
+    EXPECT_OK(Save(store, "s", MakeFile("small", 100)).status());
+    EXPECT_THAT(Save(store, "s", MakeFile("big", 5000)), StatusIs(StatusCode::kNoSpace));
+    ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(store, "s"));
+    EXPECT_EQ(loaded.file.header.title, "small");
+  }
+  MemoryBackend memory;
+  FaultBackend backend(&memory);
+  Store store(backend, workers_, mailbox_);
+  EXPECT_OK(Save(store, "s", MakeFile("kept")).status());
+  backend.Add(FaultRule::Fail(StorageFailedError("broken")).On(Op::kWrite));
+  EXPECT_THAT(Save(store, "s", MakeFile("x")), StatusIs(StatusCode::kStorageFailed));
+  backend.Add(FaultRule::Fail(SignedOutError("gone")).On(Op::kWrite));
+  EXPECT_THAT(Save(store, "s", MakeFile("x")), StatusIs(StatusCode::kSignedOut));
+  backend.Add(FaultRule::Fail(NoSpaceError("full")).On(Op::kWrite));
+  EXPECT_THAT(Save(store, "s", MakeFile("x")), StatusIs(StatusCode::kNoSpace));
+  ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(store, "s"));
+  EXPECT_EQ(loaded.file.header.title, "kept");
+  // NewerVersion: NewerVersionCopyIsNeverOverwrittenWhileTheOtherCanTakeTheWrite.
+}
+
+TEST_F(StoreTest, LoadStatuses) {
+  MemoryBackend memory;
+  FaultBackend backend(&memory);
+  Store store(backend, workers_, mailbox_);
+  EXPECT_THAT(Load(store, "s"), StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(Load(store, ""), StatusIs(StatusCode::kInvalidInput));
+  ASSERT_OK(Save(store, "s", MakeFile("one")).status());
+  EXPECT_OK(Load(store, "s").status());
+
+  auto rule = backend.Add(FaultRule::Fail(StorageFailedError("io")).On(Op::kRead).FromThenOn());
+  EXPECT_THAT(Load(store, "s"), StatusIs(StatusCode::kStorageFailed));
+  EXPECT_THAT(LoadCopy(store, "s", Copy::kA), StatusIs(StatusCode::kStorageFailed));
+  {
+    Store fresh(backend, workers_, mailbox_);
+    EXPECT_THAT(NewestHeader(fresh, "s"), StatusIs(StatusCode::kStorageFailed));
+  }
+  backend.Remove(rule);
+  rule = backend.Add(FaultRule::Fail(SignedOutError("user")).On(Op::kRead).FromThenOn());
+  EXPECT_THAT(Load(store, "s"), StatusIs(StatusCode::kSignedOut));
+  EXPECT_THAT(LoadCopy(store, "s", Copy::kA), StatusIs(StatusCode::kSignedOut));
+  backend.Remove(rule);
+
+  const Bytes good = *memory.Peek(SlotFile("s", Copy::kA));
+  memory.Poke(SlotFile("s", Copy::kA), Flipped(good, 90));
+  EXPECT_THAT(Load(store, "s"), StatusIs(StatusCode::kDamaged));
+  memory.Poke(SlotFile("s", Copy::kA), AsNewerVersion(good));
+  EXPECT_THAT(Load(store, "s"), StatusIs(StatusCode::kNewerVersion));
+  memory.Poke(SlotFile("s", Copy::kA), good);
+  EXPECT_OK(Load(store, "s").status());
+}
+
+TEST_F(StoreTest, DeleteAndListStatuses) {
+  MemoryBackend memory;
+  FaultBackend backend(&memory);
+  {
+    Store store(backend, workers_, mailbox_);
+    ASSERT_OK(Save(store, "s", MakeFile("one")).status());
+    EXPECT_OK(Delete(store, "s"));
+    ASSERT_OK(Save(store, "s", MakeFile("two")).status());
+    const auto rule =
+        backend.Add(FaultRule::Fail(StorageFailedError("io")).On(Op::kDelete).FromThenOn());
+    EXPECT_THAT(Delete(store, "s"), StatusIs(StatusCode::kStorageFailed));
+    backend.Remove(rule);
+    ASSERT_OK_AND_ASSIGN(const std::vector<SlotInfo> slots, List(store));
+    ASSERT_EQ(slots.size(), 1u);
+  }
+  // A new store that can neither read the index nor list the saves.
+  backend.Add(FaultRule::Fail(StorageFailedError("io")).On(Op::kRead).FromThenOn());
+  backend.Add(FaultRule::Fail(StorageFailedError("io")).On(Op::kList).FromThenOn());
+  Store store(backend, workers_, mailbox_);
+  EXPECT_THAT(List(store), StatusIs(StatusCode::kStorageFailed));
+}
+
+TEST_F(StoreTest, FlushIsBusyWhileAnOperationOutlastsItsDeadline) {
+  MemoryBackend memory;
+  FaultBackend backend(&memory);
+  Store store(backend, workers_, mailbox_);
+  EXPECT_OK(store.FlushFor(std::chrono::milliseconds(0)));  // nothing asked
+  backend.Add(FaultRule::Delay(std::chrono::milliseconds(400)).On(Op::kWrite));
+  std::optional<Result<SaveInfo>> saved;
+  store.Save("s", MakeFile("slow"), [&](Result<SaveInfo> r) {
+    OnGameThread();
+    saved.emplace(std::move(r));
+  });
+  EXPECT_EQ(store.pending(), 1u);
+  EXPECT_THAT(store.FlushFor(std::chrono::milliseconds(20)),
+              StatusIs(StatusCode::kBusy, HasSubstr("1 operations")));
+  EXPECT_FALSE(saved.has_value());
+  EXPECT_OK(store.FlushFor(kPatience));
+  ASSERT_TRUE(saved.has_value());
+  EXPECT_OK(saved->status());
+  EXPECT_EQ(store.pending(), 0u);
+}
+
+// --- Flush ----------------------------------------------------------------------------------------
+
+TEST_F(StoreTest, SaveAskedRightBeforeFlushIsDurableWhenFlushReturns) {
+  static_assert(Store::kQuitFlush == std::chrono::seconds(10));
+  static_assert(Store::kBackgroundFlush == std::chrono::seconds(3));
+  MemoryBackend memory;
+  FaultBackend backend(&memory);
+  backend.Add(FaultRule::Delay(std::chrono::milliseconds(30)).FromThenOn());
+  Store store(backend, workers_, mailbox_);
+  bool heard = false;
+  store.Save("quit", MakeFile("last words", 20000, 7), [&](Result<SaveInfo> r) {
+    OnGameThread();
+    EXPECT_OK(r.status());
+    heard = true;
+  });
+  ASSERT_OK(store.Flush(Mailbox::Clock::now() + Store::kQuitFlush));
+  EXPECT_TRUE(heard);
+  ASSERT_TRUE(memory.Peek(SlotFile("quit", Copy::kA)).has_value());
+  ASSERT_OK_AND_ASSIGN(const format::File file,
+                       format::Read(*memory.Peek(SlotFile("quit", Copy::kA))));
+  EXPECT_EQ(file.header.title, "last words");
+  // The index write it caused is part of the flush too.
+  EXPECT_TRUE(memory.Peek(IndexFile(Copy::kA)).has_value());
+
+  store.Save("background", MakeFile("pause"), [&](Result<SaveInfo> r) {
+    OnGameThread();
+    EXPECT_OK(r.status());
+  });
+  ASSERT_OK(store.FlushFor(Store::kBackgroundFlush));
+  EXPECT_TRUE(memory.Peek(SlotFile("background", Copy::kA)).has_value());
+}
+
+// --- Order ----------------------------------------------------------------------------------------
+
+// Eight threads ask for saves, loads and deletes of four slots. The store is a game-thread API,
+// so they hand their requests to the game thread (this test's loop), which asks the store in
+// arrival order and drains the mailbox between. The backend answers from another thread after
+// small seeded delays, so completions race.
+TEST_F(StoreTest, RequestsFromManyThreadsRunInOrderPerSlotAndLoseNothing) {
+  constexpr int kThreads = 8;
+  constexpr int kPerThread = 30;
+  constexpr int kSlots = 4;
+  MemoryBackend memory;
+  FaultBackend backend(&memory);
+  backend.Add(FaultRule::AnswerElsewhere().FromThenOn());
+  std::mt19937 delays(4242);
+  for (int n = 1; n <= 3000; ++n) {
+    if (delays() % 3 != 0) continue;
+    backend.Add(FaultRule::Delay(std::chrono::microseconds(delays() % 1500)).Nth(n));
+  }
+  Store store(backend, workers_, mailbox_);
+
+  enum class Kind { kSave, kLoad, kDelete };
+  struct Request {
+    Kind kind;
+    int slot;
+  };
+  std::mutex mutex;
+  std::deque<Request> requests;
+  std::atomic<int> producers_left{kThreads};
+  std::vector<std::thread> producers;
+  for (int t = 0; t < kThreads; ++t) {
+    producers.emplace_back([&, t] {
+      std::mt19937 rng(1000 + t);
+      for (int i = 0; i < kPerThread; ++i) {
+        const unsigned r = rng() % 10;
+        const Kind kind = r < 5 ? Kind::kSave : r < 8 ? Kind::kLoad : Kind::kDelete;
+        {
+          std::lock_guard lock(mutex);
+          requests.push_back({kind, static_cast<int>(rng() % kSlots)});
+        }
+        if (rng() % 4 == 0) std::this_thread::yield();
+      }
+      producers_left.fetch_sub(1);
+    });
+  }
+
+  // The model, kept at the time of asking: what each slot holds once earlier requests ran.
+  struct SlotModel {
+    std::optional<std::string> title;
+    std::uint64_t sequence = 0;
+    std::vector<int> asked;  // request numbers in the order asked
+    std::vector<int> heard;  // in the order called back
+  };
+  SlotModel model[kSlots];
+  int asked = 0;
+  int answered = 0;
+  auto slot_name = [](int s) { return "slot " + std::to_string(s); };
+
+  auto ask = [&](const Request& q) {
+    const int id = asked++;
+    SlotModel& m = model[q.slot];
+    m.asked.push_back(id);
+    switch (q.kind) {
+      case Kind::kSave: {
+        const std::string title = "save " + std::to_string(id);
+        m.title = title;
+        const std::uint64_t sequence = ++m.sequence;
+        store.Save(slot_name(q.slot), MakeFile(title, 200 + id % 7 * 300, id),
+                   [&, id, s = q.slot, title, sequence](Result<SaveInfo> r) {
+                     OnGameThread();
+                     ++answered;
+                     model[s].heard.push_back(id);
+                     ASSERT_OK(r.status());
+                     EXPECT_EQ(r->sequence, sequence) << title;
+                   });
+        break;
+      }
+      case Kind::kLoad:
+        store.Load(slot_name(q.slot), [&, id, s = q.slot, expected = m.title](Result<LoadResult> r) {
+          OnGameThread();
+          ++answered;
+          model[s].heard.push_back(id);
+          if (!expected) {
+            EXPECT_THAT(r, StatusIs(StatusCode::kNotFound)) << "request " << id;
+            return;
+          }
+          ASSERT_OK(r.status()) << "request " << id;
+          EXPECT_EQ(r->file.header.title, *expected) << "request " << id;
+        });
+        break;
+      case Kind::kDelete:
+        m.title.reset();
+        m.sequence = 0;
+        store.Delete(slot_name(q.slot), [&, id, s = q.slot](Status st) {
+          OnGameThread();
+          ++answered;
+          model[s].heard.push_back(id);
+          EXPECT_OK(st);
+        });
+        break;
+    }
+  };
+
+  for (;;) {
+    std::deque<Request> taken;
+    {
+      std::lock_guard lock(mutex);
+      taken.swap(requests);
+    }
+    for (const Request& q : taken) ask(q);
+    mailbox_.Drain();
+    if (producers_left.load() == 0 && taken.empty()) {
+      std::lock_guard lock(mutex);
+      if (requests.empty()) break;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  for (std::thread& t : producers) t.join();
+  ASSERT_OK(store.FlushFor(kPatience));
+  EXPECT_EQ(asked, kThreads * kPerThread);
+  EXPECT_EQ(answered, asked);
+  for (int s = 0; s < kSlots; ++s) {
+    EXPECT_EQ(model[s].heard, model[s].asked) << "slot " << s;
+    // No save lost: the slot holds the last save asked (or nothing after a last delete).
+    const Result<LoadResult> last = Load(store, slot_name(s));
+    if (model[s].title) {
+      ASSERT_OK(last.status());
+      EXPECT_EQ(last->file.header.title, *model[s].title);
+      EXPECT_EQ(last->file.header.sequence, model[s].sequence);
+    } else {
+      EXPECT_THAT(last, StatusIs(StatusCode::kNotFound));
+    }
+  }
+  // The index agrees once everything ran.
+  ASSERT_OK_AND_ASSIGN(const std::vector<SlotInfo> slots, List(store));
+  std::vector<std::string> listed, expected;
+  for (const SlotInfo& info : slots) listed.push_back(info.slot);
+  for (int s = 0; s < kSlots; ++s) {
+    if (model[s].title) expected.push_back(slot_name(s));
+  }
+  EXPECT_EQ(listed, expected);
+}
+
+TEST_F(StoreTest, TwoStoresOverOneBackendNeverLoseALaterSave) {
+  // Regression: each store kept its own idea of a slot's copies, so a store that had saved once
+  // wrote over the newest copy another store had made since, with a lower sequence, and a later
+  // load returned the other store's older save.
+  MemoryBackend backend;
+  Store first(backend, workers_, mailbox_);
+  Store second(backend, workers_, mailbox_);
+  ASSERT_OK(Save(first, "s", MakeFile("first 1")).status());
+  ASSERT_OK(Save(second, "s", MakeFile("second 1")).status());
+  ASSERT_OK(Save(second, "s", MakeFile("second 2")).status());
+  ASSERT_OK_AND_ASSIGN(const SaveInfo info, Save(first, "s", MakeFile("first 2")));
+  EXPECT_EQ(info.sequence, 4u);
+  ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(second, "s"));
+  EXPECT_EQ(loaded.file.header.title, "first 2");
+  // The index of the prefix lists what both wrote.
+  ASSERT_OK(Save(second, "other", MakeFile("o")).status());
+  ASSERT_OK(Save(first, "third", MakeFile("t")).status());
+  Store fresh(backend, workers_, mailbox_);
+  ASSERT_OK_AND_ASSIGN(const std::vector<SlotInfo> slots, List(fresh));
+  ASSERT_EQ(slots.size(), 3u);
+  EXPECT_EQ(slots[0].slot, "other");
+  EXPECT_EQ(slots[1].slot, "s");
+  EXPECT_EQ(slots[1].title, "first 2");
+  EXPECT_EQ(slots[1].sequence, 4u);
+  EXPECT_EQ(slots[2].slot, "third");
+}
+
+TEST_F(StoreTest, SaveRefusesWhenACopyCannotBeReadRatherThanRiskTheLastGoodSave) {
+  // Regression: a copy whose read failed (StorageFailed) was taken as holding no save, so the
+  // first save of a session could write over the newest save, or write a sequence below it.
+  MemoryBackend memory;
+  FaultBackend backend(&memory);
+  {
+    Store store(backend, workers_, mailbox_);
+    ASSERT_OK(Save(store, "s", MakeFile("one")).status());
+    ASSERT_OK(Save(store, "s", MakeFile("two")).status());  // b, newest
+  }
+  {
+    // Copy b unreadable, and the write cut: before, the save went to b and tore it.
+    Store store(backend, workers_, mailbox_);
+    const auto read_b = backend.Add(FaultRule::Fail(StorageFailedError("io")).On(Op::kRead).Nth(2));
+    const auto cut = backend.Add(FaultRule::CutWrite(50).On(Op::kWrite));
+    EXPECT_THAT(Save(store, "s", MakeFile("three")), StatusIs(StatusCode::kStorageFailed));
+    backend.Remove(read_b);
+    backend.Remove(cut);
+    ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(store, "s"));
+    EXPECT_EQ(loaded.file.header.title, "two");
+  }
+  {
+    // Both copies unreadable: before, the save wrote sequence 1 to copy a and a later load
+    // returned the older save in b.
+    Store store(backend, workers_, mailbox_);
+    const auto rule =
+        backend.Add(FaultRule::Fail(StorageFailedError("io")).On(Op::kRead).FromThenOn());
+    EXPECT_THAT(Save(store, "s", MakeFile("four")), StatusIs(StatusCode::kStorageFailed));
+    backend.Remove(rule);
+    ASSERT_OK_AND_ASSIGN(const SaveInfo info, Save(store, "s", MakeFile("five")));
+    EXPECT_EQ(info.copy, Copy::kA);
+    EXPECT_EQ(info.sequence, 3u);
+    ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(store, "s"));
+    EXPECT_EQ(loaded.file.header.title, "five");
+  }
+}
+
+// --- The slot index -------------------------------------------------------------------------------
+
+TEST_F(StoreTest, ListSlotsListsEverySlotFromTheIndexWithoutReadingSaves) {
+  MemoryBackend memory;
+  CountingBackend backend(&memory);
+  {
+    Store store(backend, workers_, mailbox_);
+    ASSERT_OK(Save(store, "beta", MakeFile("Beta's title", 400, 1)).status());
+    ASSERT_OK(Save(store, "alpha", MakeFile("Alpha 1", 400, 2)).status());
+    ASSERT_OK(Save(store, "alpha", MakeFile("Alpha 2", 400, 3)).status());
+    ASSERT_OK(Save(store, "gamma", MakeFile("Gamma", 400, 4)).status());
+  }
+  ASSERT_TRUE(memory.Peek(IndexFile(Copy::kA)).has_value());
+  const int slot_reads = backend.slot_reads();
+  const int index_reads = backend.index_reads();
+  Store store(backend, workers_, mailbox_);
+  ASSERT_OK_AND_ASSIGN(const std::vector<SlotInfo> slots, List(store));
+  EXPECT_EQ(backend.slot_reads(), slot_reads);  // no save read
+  EXPECT_GT(backend.index_reads(), index_reads);
+  ASSERT_EQ(slots.size(), 3u);
+  EXPECT_EQ(slots[0].slot, "alpha");
+  EXPECT_EQ(slots[0].title, "Alpha 2");
+  EXPECT_EQ(slots[0].save_time_us, 1700000000000000 + 3);
+  EXPECT_EQ(slots[0].sequence, 2u);
+  EXPECT_EQ(slots[0].copy, Copy::kB);
+  EXPECT_EQ(slots[0].size, memory.Peek(SlotFile("alpha", Copy::kB))->size());
+  EXPECT_EQ(slots[0].state_a, CopyState::kValid);
+  EXPECT_EQ(slots[0].state_b, CopyState::kValid);
+  EXPECT_FALSE(slots[0].recovered);
+  EXPECT_EQ(slots[1].slot, "beta");
+  EXPECT_EQ(slots[1].title, "Beta's title");
+  EXPECT_EQ(slots[1].sequence, 1u);
+  EXPECT_EQ(slots[1].copy, Copy::kA);
+  EXPECT_EQ(slots[1].state_b, CopyState::kMissing);
+  EXPECT_EQ(slots[2].slot, "gamma");
+
+  // Listing again reads nothing at all.
+  const int reads = backend.slot_reads() + backend.index_reads();
+  ASSERT_OK(List(store).status());
+  EXPECT_EQ(backend.slot_reads() + backend.index_reads(), reads);
+}
+
+// The index as a fresh store lists it, and the slots as the saves say.
+std::vector<std::tuple<std::string, std::string, std::uint64_t, std::uint64_t, Copy>> Summary(
+    const std::vector<SlotInfo>& slots) {
+  std::vector<std::tuple<std::string, std::string, std::uint64_t, std::uint64_t, Copy>> out;
+  for (const SlotInfo& s : slots) out.emplace_back(s.slot, s.title, s.sequence, s.size, s.copy);
+  return out;
+}
+
+TEST_F(StoreTest, MissingOrDamagedIndexIsRebuiltFromTheHeaders) {
+  MemoryBackend backend;
+  std::vector<SlotInfo> original;
+  {
+    Store store(backend, workers_, mailbox_);
+    for (int i = 0; i < 5; ++i) {
+      ASSERT_OK(Save(store, "slot " + std::to_string(i % 3), MakeFile("t" + std::to_string(i)))
+                    .status());
+    }
+    ASSERT_OK_AND_ASSIGN(original, List(store));
+    ASSERT_EQ(original.size(), 3u);
+  }
+  // Both index copies exist after several writes; damage the newest: the other one, a write
+  // behind, or a rebuild must still list every slot as it is.
+  ASSERT_TRUE(backend.Peek(IndexFile(Copy::kB)).has_value());
+  {
+    Store probe(backend, workers_, mailbox_);
+    ASSERT_OK(Save(probe, "slot 0", MakeFile("t5")).status());  // both index copies current
+    ASSERT_OK_AND_ASSIGN(original, List(probe));
+  }
+  for (Copy c : {Copy::kA, Copy::kB}) {
+    const Bytes good = *backend.Peek(IndexFile(c));
+    backend.Poke(IndexFile(c), Flipped(good, good.size() - 3));
+    Store store(backend, workers_, mailbox_);
+    ASSERT_OK_AND_ASSIGN(const std::vector<SlotInfo> listed, List(store));
+    ASSERT_EQ(listed.size(), 3u);
+    // The newest damaged copy may leave the other, one write behind: titles may lag, slots not.
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(listed[i].slot, original[i].slot);
+    backend.Poke(IndexFile(c), good);
+  }
+  // Both gone, deleted behind the store: rebuilt exactly.
+  ASSERT_OK(DeleteNow(backend, IndexFile(Copy::kA)));
+  ASSERT_OK(DeleteNow(backend, IndexFile(Copy::kB)));
+  {
+    Store store(backend, workers_, mailbox_);
+    ASSERT_OK_AND_ASSIGN(const std::vector<SlotInfo> rebuilt, List(store));
+    EXPECT_EQ(Summary(rebuilt), Summary(original));
+  }
+  // Both damaged: rebuilt exactly too.
+  {
+    Store store(backend, workers_, mailbox_);
+    ASSERT_OK(Save(store, "slot 1", MakeFile("t6")).status());
+    ASSERT_OK(Save(store, "slot 2", MakeFile("t7")).status());
+    ASSERT_OK_AND_ASSIGN(original, List(store));
+  }
+  for (Copy c : {Copy::kA, Copy::kB}) {
+    backend.Poke(IndexFile(c), Flipped(*backend.Peek(IndexFile(c)), 70));
+  }
+  Store store(backend, workers_, mailbox_);
+  ASSERT_OK_AND_ASSIGN(const std::vector<SlotInfo> rebuilt, List(store));
+  EXPECT_EQ(Summary(rebuilt), Summary(original));
+}
+
+TEST_F(StoreTest, StoreWithoutIndexWritesNothingAtAll) {
+  MemoryBackend backend;
+  StoreOptions options;
+  options.keep_index = false;
+  {
+    Store store(backend, workers_, mailbox_, options);
+    EXPECT_THAT(LoadCopy(store, "s", Copy::kA), StatusIs(StatusCode::kNotFound));
+    EXPECT_THAT(Load(store, "s"), StatusIs(StatusCode::kNotFound));
+    EXPECT_THAT(NewestHeader(store, "s"), StatusIs(StatusCode::kNotFound));
+    ASSERT_OK_AND_ASSIGN(const std::vector<SlotInfo> none, List(store));
+    EXPECT_TRUE(none.empty());
+  }
+  EXPECT_EQ(backend.used(), 0u);
+  EXPECT_TRUE(Snapshot(backend).empty());
+
+  // Over saves another store made, with its index gone: it lists from the headers and still
+  // writes no index.
+  {
+    Store writer(backend, workers_, mailbox_);
+    ASSERT_OK(Save(writer, "one", MakeFile("One")).status());
+    ASSERT_OK(Save(writer, "two", MakeFile("Two")).status());
+  }
+  ASSERT_OK(DeleteNow(backend, IndexFile(Copy::kA)));
+  ASSERT_OK(DeleteNow(backend, IndexFile(Copy::kB)));
+  const auto before = Snapshot(backend);
+  Store store(backend, workers_, mailbox_, options);
+  ASSERT_OK_AND_ASSIGN(const std::vector<SlotInfo> listed, List(store));
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0].title, "One");
+  EXPECT_EQ(listed[1].title, "Two");
+  EXPECT_OK(LoadCopy(store, "one", Copy::kA).status());
+  EXPECT_OK(Load(store, "two").status());
+  ASSERT_OK(List(store).status());
+  EXPECT_EQ(Snapshot(backend), before);
+}
+
+// --- Destruction ----------------------------------------------------------------------------------
+
+TEST_F(StoreTest, DestroyingAStoreWaitsForItsOperationsAndRunsNoCallbackAfterwards) {
+  MemoryBackend memory;
+  FaultBackend backend(&memory);
+  backend.Add(FaultRule::Delay(std::chrono::milliseconds(20)).FromThenOn());
+  int called = 0;
+  {
+    Store store(backend, workers_, mailbox_);
+    for (int i = 0; i < 3; ++i) {
+      store.Save("s" + std::to_string(i), MakeFile("t"), [&](Result<SaveInfo>) { ++called; });
+      store.Load("s0", [&](Result<LoadResult>) { ++called; });
+    }
+    store.Delete("s1", [&](Status) { ++called; });
+    store.ListSlots([&](Result<std::vector<SlotInfo>>) { ++called; });
+  }
+  // Every operation finished its work before the destructor returned.
+  EXPECT_EQ(backend.in_flight(), 0u);
+  EXPECT_TRUE(memory.Peek(SlotFile("s0", Copy::kA)).has_value());
+  EXPECT_TRUE(memory.Peek(SlotFile("s2", Copy::kA)).has_value());
+  EXPECT_FALSE(memory.Peek(SlotFile("s1", Copy::kA)).has_value());
+  mailbox_.Drain();
+  EXPECT_EQ(called, 0);
+}
+
+}  // namespace
+}  // namespace rolly::store

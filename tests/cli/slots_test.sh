@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# `rolly slots DIR`: the slots of a folder from its index, text and JSON, a slot whose newest copy
+# is damaged, a folder without an index, and the usage errors.
+#
+#   slots_test.sh ROLLY STORE_EXAMPLE     (STORE_EXAMPLE: examples/store_basics, saves 3 slots)
+set -u
+ROLLY="$1"
+EXAMPLE="$2"
+. "$(dirname "$0")/lib.sh"
+
+saves="$WORK/saves"
+"$EXAMPLE" "$saves" >/dev/null || { echo "FAIL: store_basics could not save" >&2; exit 1; }
+
+run "$ROLLY" slots "$saves"
+expect_exit 0
+expect_empty_stderr
+expect_line "folder: $saves (prefix rolly)"
+expect_line "slots: 3"
+expect_match '^  "Slot 1": title "The Mill, later", Manual, saved [0-9-]+T[0-9:.]+Z, sequence 2, [0-9]+ bytes$'
+expect_line '    loads copy b (copy a valid, copy b valid)'
+expect_match '^  "Autosave": title "On the road", Manual, saved .*, sequence 1, [0-9]+ bytes$'
+expect_match '^  "Slot 2": title "The Keep"'
+
+run "$ROLLY" slots "$saves" --json
+expect_exit 0
+printf '%s\n' "$out" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+names = [s["name"] for s in d["slots"]]
+assert names == ["Autosave", "Slot 1", "Slot 2"], names
+s = d["slots"][1]
+assert s["sequence"] == 2 and s["copy"] == "b" and s["copy_a"] == "valid", s
+assert s["recovered"] is False and s["damaged"] is False, s
+' || fail "JSON does not list the slots as saved"
+
+# Without the index, the slots are rebuilt from the saves' headers (nothing is written).
+rm -f "$saves"/rolly.index.*.rsav
+before="$(ls "$saves" | sort)"
+run "$ROLLY" slots "$saves"
+expect_exit 0
+expect_line "slots: 3"
+[ "$(ls "$saves" | sort)" = "$before" ] || fail "slots wrote into the folder"
+
+# The newest copy of Slot 1 (copy b) damaged in its last byte: --verify checks the copies whole, so
+# it finds that a load takes copy a; exit 1.
+flip_byte "$saves/rolly.slot.^slot~201.b.rsav" "$WORK/b.rsav" -1
+cp "$WORK/b.rsav" "$saves/rolly.slot.^slot~201.b.rsav"
+run "$ROLLY" slots "$saves" --verify
+expect_exit 1
+expect_line '    loads copy a (copy a valid, copy b damaged); recovered: the newest save is damaged, the older copy loads'
+
+# Damaged in its header, the rebuild from headers sees it too.
+flip_byte "$saves/rolly.slot.^slot~201.b.rsav" "$WORK/b.rsav" 70
+cp "$WORK/b.rsav" "$saves/rolly.slot.^slot~201.b.rsav"
+run "$ROLLY" slots "$saves"
+expect_exit 1
+expect_match '^  "Slot 1": title "The Mill", Manual, .*sequence 1, '
+expect_line '    loads copy a (copy a valid, copy b damaged); recovered: the newest save is damaged, the older copy loads'
+
+# Another prefix lists nothing; a bad prefix and a missing folder are usage errors.
+run "$ROLLY" slots "$saves" --prefix other
+expect_exit 0
+expect_line "slots: 0"
+run "$ROLLY" slots "$saves" --prefix 'Bad Prefix'
+expect_exit 2
+run "$ROLLY" slots "$WORK/missing"
+expect_exit 2
+expect_err_match "^rolly slots: .*missing is not a folder$"
+
+finish
