@@ -13,7 +13,9 @@ cmake --build "$tmp/consumer" >/dev/null
 "$tmp/consumer/consumer"
 
 pc_dir=$(dirname "$(find "$tmp/prefix" -name rolly.pc | head -1)")
-flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs --static rolly)
+# The .pc file names the prefix it was configured for; a relocated install redefines it.
+flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --define-variable=prefix="$tmp/prefix" \
+  --cflags --libs --static rolly)
 # shellcheck disable=SC2086
 g++ "$here/consumer/main.cc" -o "$tmp/consumer_pc" $flags
 "$tmp/consumer_pc"
