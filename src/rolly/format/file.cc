@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <utility>
 
@@ -211,20 +212,19 @@ Result<Bytes> Assemble(std::uint16_t format_version, std::uint16_t min_reader_ve
   }
 
   const std::uint64_t file_size = kPreludeSize + header.size() + directory.size() + chunks_size;
-  Bytes out(file_size);
+  // Appended piece by piece into reserved room: sizing `out` first would zero-fill every byte
+  // just before it is overwritten.
+  Bytes out;
+  out.reserve(file_size);
+  out.resize(kPreludeSize);
+  out.insert(out.end(), header.begin(), header.end());
+  out.insert(out.end(), directory.begin(), directory.end());
+  for (const EncodedChunk& e : encoded) out.insert(out.end(), e.stored.begin(), e.stored.end());
+  // Invariant: the pieces add up to the size computed above.
+  assert(out.size() == file_size);
   std::uint8_t* p = out.data();
   StorePrelude(p, format_version, min_reader_version, static_cast<std::uint32_t>(header.size()),
                static_cast<std::uint32_t>(directory.size()), file_size);
-  std::size_t pos = kPreludeSize;
-  // memcpy from an empty vector's null data() is undefined, even for zero bytes.
-  if (!header.empty()) std::memcpy(p + pos, header.data(), header.size());
-  pos += header.size();
-  if (!directory.empty()) std::memcpy(p + pos, directory.data(), directory.size());
-  pos += directory.size();
-  for (const EncodedChunk& e : encoded) {
-    if (!e.stored.empty()) std::memcpy(p + pos, e.stored.data(), e.stored.size());
-    pos += e.stored.size();
-  }
   StoreU64(p + 32, Checksum::Of(header).bits());
   StoreU64(p + 40, Checksum::Of(directory).bits());
   StoreU64(p + 48, Checksum::Of(ByteView(out).subspan(kPreludeSize)).bits());
