@@ -525,7 +525,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     const std::optional<Copy> newest = known.Newest();
     if (!newest) return NoCopyStatus(known);
     ROLLY_ASSIGN_OR_RETURN(format::File file,
-                           format::Read(copies[static_cast<int>(*newest)].bytes));
+                           format::Read(copies[static_cast<int>(*newest)].bytes, kLoadOptions));
     const format::Chunk* chunk = file.Find(format::kSlotIndexChunk);
     if (chunk == nullptr) return DamagedError("slot index: no SIDX chunk");
     ROLLY_ASSIGN_OR_RETURN(std::vector<SlotInfo> slots,
