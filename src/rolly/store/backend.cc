@@ -26,7 +26,8 @@ Status Promised(Status s, std::initializer_list<StatusCode> allowed) {
 constexpr std::initializer_list<StatusCode> kWriteCodes = {
     StatusCode::kNoSpace, StatusCode::kStorageFailed, StatusCode::kSignedOut, StatusCode::kChanged};
 constexpr std::initializer_list<StatusCode> kReadCodes = {
-    StatusCode::kNotFound, StatusCode::kStorageFailed, StatusCode::kSignedOut};
+    StatusCode::kNotFound, StatusCode::kStorageFailed, StatusCode::kSignedOut,
+    StatusCode::kDamaged};
 constexpr std::initializer_list<StatusCode> kOtherCodes = {StatusCode::kStorageFailed,
                                                            StatusCode::kSignedOut};
 
@@ -44,6 +45,11 @@ class Backend::Tracker {
   Backend* backend_;
   std::atomic<bool> done_{false};
 };
+
+Backend::Backend() : instance_id_([] {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1);
+}()) {}
 
 Backend::~Backend() = default;
 

@@ -6,9 +6,12 @@
 //
 //   Write   Ok, NoSpace, StorageFailed, SignedOut, Changed (Changed only from backends that
 //           compare versions). Ok means the bytes are durable: they survive a crash, a kill or a
-//           power cut from then on. Any other status means the file holds either its old bytes or
-//           nothing a reader accepts (a torn write fails its checksums), never a mix that passes.
-//   Read    Ok, NotFound, StorageFailed, SignedOut. Ok gives every byte of the file.
+//           power cut from then on (a backend may name files it keeps only as caches, as the
+//           folder backend does slot indexes). Any other status means the file holds either its
+//           old bytes or nothing a reader accepts (a torn write fails its checksums), never a mix
+//           that passes.
+//   Read    Ok, NotFound, StorageFailed, SignedOut, Damaged (Damaged only from backends that
+//           check a hash of their own, when the bytes do not match it). Ok gives every byte.
 //   ReadPrefix  as Read; Ok gives at most `max_bytes` bytes from the start (fewer when the file
 //           is shorter), for headers.
 //   Exists  Ok (true or false), StorageFailed, SignedOut.
@@ -30,6 +33,7 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -66,9 +70,12 @@ class Backend {
   void WaitUntilIdle();
   // Operations started and not yet called back.
   std::size_t in_flight() const;
+  // A number no other backend object of this process has had, or will have: what the store keys
+  // its per-file queues by (an address could be reused by a later backend).
+  std::uint64_t instance_id() const { return instance_id_; }
 
  protected:
-  Backend() = default;
+  Backend();
 
   // The operations a backend implements. Each must call `done` exactly once, on any thread.
   // The wrappers above have already counted the operation and will filter the status.
@@ -83,6 +90,7 @@ class Backend {
   void Begin();
   void End();
 
+  const std::uint64_t instance_id_;
   mutable std::mutex mutex_;
   std::condition_variable idle_;
   std::size_t in_flight_ = 0;

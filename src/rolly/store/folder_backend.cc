@@ -73,10 +73,10 @@ void FolderBackend::RemoveTemp(const std::string& temp) {
   if (!s.ok() && s.code() != StatusCode::kNotFound) stale_temp_ = temp;
 }
 
-Status FolderBackend::WriteTemp(const std::string& temp, const Bytes& bytes) {
+Status FolderBackend::WriteTemp(const std::string& temp, const Bytes& bytes, bool sync) {
   ROLLY_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs_->NewWritableFile(temp));
   ROLLY_RETURN_IF_ERROR(file->Append(bytes));
-  ROLLY_RETURN_IF_ERROR(file->Sync());
+  if (sync) ROLLY_RETURN_IF_ERROR(file->Sync());
   return file->Close();
 }
 
@@ -93,8 +93,11 @@ Status FolderBackend::DoWrite(const FileName& name, const Bytes& bytes) {
     return NoSpaceError(fmt::format("{} needs {} bytes and {} to spare; {} bytes are free",
                                     folder_, bytes.size(), margin_, *free));
   }
+  // A slot index is a cache of the saves' headers, checked and rebuilt when damaged: it is
+  // replaced atomically but not flushed, so keeping it costs no fsync of its own.
+  const bool durable = name.kind() != FileKind::kIndex;
   const std::string temp = TempPathOf(name);
-  if (Status s = WriteTemp(temp, bytes); !s.ok()) {
+  if (Status s = WriteTemp(temp, bytes, durable); !s.ok()) {
     // The folder went away under us: make it again at the next write.
     if (s.code() == StatusCode::kNotFound) folder_ready_ = false;
     RemoveTemp(temp);
@@ -104,7 +107,7 @@ Status FolderBackend::DoWrite(const FileName& name, const Bytes& bytes) {
     RemoveTemp(temp);
     return s;
   }
-  return fs_->SyncDir(folder_);
+  return durable ? fs_->SyncDir(folder_) : OkStatus();
 }
 
 void FolderBackend::StartWrite(const FileName& name, Bytes bytes, StatusCallback done) {

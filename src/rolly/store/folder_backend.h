@@ -15,6 +15,11 @@
 // write). After a failed step 5 the file may hold the new bytes now yet the old after a power cut.
 // Nothing is unlinked on the success path.
 //
+// Slot indexes. A FileName of kind kIndex is a cache: the store checks it and rebuilds it from
+// the saves' headers when it is missing or damaged. Its write runs steps 1, 2, 4 without the
+// fsyncs of steps 3 and 5: it replaces the file atomically, and Ok means a crash may still leave
+// the previous index, none, or a damaged one the store's checks refuse (never a save's loss). Every other file gets all five steps.
+//
 // Temporary files. Operations run one at a time, so at most one "<FileName>.tmp" exists at once,
 // and a crash leaves at most one behind. At start (before the first operation) the backend removes
 // every "<FileName>.tmp" in the folder; so a stale temporary file is gone once a new backend has
@@ -84,7 +89,7 @@ class FolderBackend : public Backend {
   void Open();
   Status EnsureFolder();
   Status DoWrite(const FileName& name, const Bytes& bytes);
-  Status WriteTemp(const std::string& temp, const Bytes& bytes);
+  Status WriteTemp(const std::string& temp, const Bytes& bytes, bool sync);
   void RemoveTemp(const std::string& temp);
 
   const std::string folder_;

@@ -261,7 +261,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     std::lock_guard lock(mutex_);
     auto it = queues_.find(std::string(base));
     if (it != queues_.end()) return it->second;
-    auto queue = store_internal::QueueFor(&backend_, base);
+    auto queue = store_internal::QueueFor(backend_.instance_id(), base);
     queues_.emplace(std::string(base), queue);
     return queue;
   }

@@ -55,9 +55,9 @@ void FileQueue::Pump() {
   }
 }
 
-std::shared_ptr<FileQueue> QueueFor(const void* owner, std::string_view base) {
+std::shared_ptr<FileQueue> QueueFor(std::uint64_t owner, std::string_view base) {
   static std::mutex* mutex = new std::mutex;
-  static auto* queues = new std::map<std::pair<const void*, std::string>, std::weak_ptr<FileQueue>>;
+  static auto* queues = new std::map<std::pair<std::uint64_t, std::string>, std::weak_ptr<FileQueue>>;
   std::lock_guard lock(*mutex);
   // Drop entries nobody holds any more, so the registry stays as small as the files in use.
   if (queues->size() > 64) {

@@ -10,6 +10,7 @@
 #ifndef ROLLY_STORE_INTERNAL_FILE_QUEUE_H_
 #define ROLLY_STORE_INTERNAL_FILE_QUEUE_H_
 
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -39,9 +40,9 @@ class FileQueue : public std::enable_shared_from_this<FileQueue> {
   std::shared_ptr<void> state_;
 };
 
-// The queue of file `base` on the storage `owner` (a backend object), shared by everything in the
-// process that asks for the same pair while any holder keeps it.
-std::shared_ptr<FileQueue> QueueFor(const void* owner, std::string_view base);
+// The queue of file `base` on the backend object numbered `owner` (Backend::instance_id), shared
+// by everything in the process that asks for the same pair while any holder keeps it.
+std::shared_ptr<FileQueue> QueueFor(std::uint64_t owner, std::string_view base);
 
 }  // namespace rolly::store_internal
 
