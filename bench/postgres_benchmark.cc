@@ -1,6 +1,6 @@
 // postgres_benchmark: saves per second through PostgresBackend, measured in the same run as the
 // server's own limit on the same bytes: plain libpq, one connection per player, each save one
-// single-row upsert
+// single-row upsert:
 //
 //   INSERT INTO rolly_bench_peer.saves (key, bytes) VALUES ($1, $2)
 //     ON CONFLICT (key) DO UPDATE SET bytes = excluded.bytes
@@ -27,20 +27,24 @@
 //
 // A run is one (method, size, players): the players start together and each writes until
 // --seconds have passed (at least one save each); saves/second is every save completed over the
-// wall time until the last player finished. Runs are repeated (--repetitions, default 3) and
-// interleaved backend, upsert, COPY within each repetition, so a burst of load on a shared machine
-// hits one repetition of all three rather than every repetition of one; the summary takes the best
-// repetition of each and shows the spread (best/worst saves/second, 1.00 = steady). The default run (9 cases, 3
-// methods, 3 repetitions of 0.6 s) takes about two minutes on a busy 2-core machine; 8 MiB x 32
-// players dominates (each of its runs writes at least 256 MiB).
+// wall time until the last player finished. Runs are repeated (--repetitions, default 5) and
+// interleaved backend, upsert, COPY within each repetition (the order turning each time), so a
+// burst of load on a shared machine hits one repetition of all three rather than every repetition
+// of one; the summary takes the best repetition of each and shows the spread (best/worst
+// saves/second, 1.00 = steady). The default run (9 cases, 3 methods, 5 repetitions of 0.5 s)
+// takes about two and a half minutes on a busy 2-core machine; 8 MiB x 32 players dominates (each
+// of its runs writes at least 256 MiB, one save per player). On such a machine a single case's
+// ratio moves by +-0.2 from run to run (fsync latency and scheduling are shared with every other
+// job): read a MISS together with the spreads, and repeat it alone (--sizes=, --players=) with
+// more --repetitions before believing it.
 //
 // The server: the libpq connection string in ROLLY_TEST_PG (for example
 // "host=127.0.0.1 port=55499 user=postgres dbname=postgres"); without it the program says so and
 // exits 0, as a benchmark without its server has nothing to measure. It needs room for
 // 2 x players + 1 connections. It leaves nothing behind: the backend's rows are deleted and the
-// schemas rolly_bench and rolly_bench_peer dropped at exit. Note that a superuser (or the tables'
-// owner without FORCE) bypasses row-level security, so a run as one does not pay for the backend's
-// policy; run as an ordinary role to include it.
+// schemas rolly_bench and rolly_bench_peer dropped at exit. A superuser (or a role with
+// BYPASSRLS) skips row-level security, so a run as one does not pay for the backend's policy; run
+// as an ordinary role that may create schemas in the database to include it.
 //
 // Flags: --seconds=S, --repetitions=N, --sizes=64K,1M,8M, --players=1,8,32, --no-copy. Google
 // Benchmark flags (--benchmark_*, which tools/run-benchmarks.sh passes to every benchmark) are
@@ -53,9 +57,6 @@
 
 #include <arpa/inet.h>
 #include <libpq-fe.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 #include <algorithm>
 #include <atomic>
@@ -71,6 +72,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_support.h"
 #include "rolly/core/bytes.h"
 #include "rolly/core/status.h"
 #include "rolly/store/backend.h"
@@ -145,8 +147,8 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 // Flags.
 
 struct Flags {
-  double seconds = 0.6;
-  int repetitions = 3;
+  double seconds = 0.5;
+  int repetitions = 5;
   std::vector<std::size_t> sizes = {64 * kKiB, 1 * kMiB, 8 * kMiB};
   std::vector<int> players = {1, 8, 32};
   bool copy = true;
@@ -391,8 +393,8 @@ void Cleanup() {
   e->peers.clear();
   if (e->admin != nullptr) {
     for (std::string_view schema : {kPeerSchema, kBackendSchema}) {
-      const PgResult r(PQexec(e->admin.get(),
-                              ("DROP SCHEMA IF EXISTS " + std::string(schema) + " CASCADE").c_str()));
+      const PgResult r(PQexec(
+          e->admin.get(), ("DROP SCHEMA IF EXISTS " + std::string(schema) + " CASCADE").c_str()));
       if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
         std::fprintf(stderr, "postgres_benchmark: cleanup: %s", PQerrorMessage(e->admin.get()));
       }
@@ -525,17 +527,14 @@ void PrintSummary(const Flags& flags, const std::vector<Case>& cases) {
     }
     std::printf("\n");
   }
-  std::printf("\n%d of %zu cases PASS the 0.8x target.\n",
-              static_cast<int>(cases.size()) - misses, cases.size());
+  std::printf("\n%d of %zu cases PASS the 0.8x target.\n", static_cast<int>(cases.size()) - misses,
+              cases.size());
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-#if defined(__GLIBC__)
-  mallopt(M_MMAP_THRESHOLD, 256 << 20);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-#endif
+  rolly::bench::TuneAllocator();
   const Flags flags = ParseFlags(argc, argv);
   const char* conninfo = std::getenv("ROLLY_TEST_PG");
   if (conninfo == nullptr || *conninfo == '\0') {
@@ -545,10 +544,12 @@ int main(int argc, char** argv) {
   env = new Env;
   env->conninfo = conninfo;
   env->admin = Connect(env->conninfo);
-  Exec(env->admin.get(), "SET client_min_messages = warning");  // no NOTICEs from DROP ... IF EXISTS
+  // No NOTICEs from DROP ... IF EXISTS.
+  Exec(env->admin.get(), "SET client_min_messages = warning");
   {
-    const PgResult r(PQexec(env->admin.get(), "SELECT version(), current_setting('fsync'), "
-                                              "current_setting('synchronous_commit')"));
+    const PgResult r(PQexec(env->admin.get(),
+                            "SELECT version(), current_setting('fsync'), "
+                            "current_setting('synchronous_commit')"));
     Check(env->admin.get(), r.get(), PGRES_TUPLES_OK, "SELECT version()");
     std::printf("server: %s\nfsync=%s synchronous_commit=%s\n", PQgetvalue(r.get(), 0, 0),
                 PQgetvalue(r.get(), 0, 1), PQgetvalue(r.get(), 0, 2));
@@ -580,7 +581,9 @@ int main(int argc, char** argv) {
       c.size = size;
       c.players = players;
       for (int rep = 0; rep < flags.repetitions; ++rep) {
-        for (int m = 0; m < kMethods; ++m) {
+        // The order turns each repetition, so no method always follows the same one.
+        for (int i = 0; i < kMethods; ++i) {
+          const int m = (rep + i) % kMethods;
           if (m == kCopyIn && !flags.copy) continue;
           const Run run = TimedRun(static_cast<Method>(m), bytes, players, flags.seconds);
           c.runs[m].push_back(run);

@@ -38,9 +38,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -55,6 +52,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench_support.h"
 #include "rolly/core/bytes.h"
 #include "rolly/core/mailbox.h"
 #include "rolly/core/status.h"
@@ -65,6 +63,8 @@
 #include "rolly/store/store.h"
 
 namespace {
+
+using rolly::bench::CapturingReporter;
 
 using rolly::Bytes;
 using rolly::format::File;
@@ -462,64 +462,6 @@ void RegisterAll() {
   }
 }
 
-// Shows the console what a person reads (each run, or the median of repetitions) and keeps
-// every result for the summary.
-class CapturingReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    std::vector<Run> shown;
-    for (const Run& r : runs) {
-      if (r.error_occurred) {
-        errors_ = true;
-        shown.push_back(r);
-        continue;
-      }
-      const double seconds =
-          r.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(r.time_unit);
-      const std::string& name = r.run_name.function_name;
-      if (r.run_type == Run::RT_Iteration) {
-        Result& res = results_[name];
-        res.best = res.best == 0 ? seconds : std::min(res.best, seconds);
-        res.worst = std::max(res.worst, seconds);
-        ++res.count;
-        if (r.repetitions <= 1) shown.push_back(r);
-      } else if (r.aggregate_name == "median") {
-        median_[name] = seconds;
-        shown.push_back(r);
-      }
-    }
-    if (!shown.empty()) ConsoleReporter::ReportRuns(shown);
-  }
-
-  bool errors() const { return errors_; }
-
-  // Seconds per iteration (the best repetition), or 0 when the benchmark did not run.
-  double Seconds(const std::string& name) const {
-    if (auto it = results_.find(name); it != results_.end()) return it->second.best;
-    if (auto it = median_.find(name); it != median_.end()) return it->second;
-    return 0;
-  }
-  // Seconds per iteration in the worst repetition.
-  double Worst(const std::string& name) const {
-    auto it = results_.find(name);
-    return it == results_.end() ? 0 : it->second.worst;
-  }
-  // Spread across repetitions: worst over best, 1 when there was one run.
-  double Spread(const std::string& name) const {
-    auto it = results_.find(name);
-    return it == results_.end() || it->second.best == 0 ? 1 : it->second.worst / it->second.best;
-  }
-
- private:
-  struct Result {
-    double best = 0;
-    double worst = 0;
-    int count = 0;
-  };
-  std::map<std::string, Result> results_;
-  std::map<std::string, double> median_;
-  bool errors_ = false;
-};
 
 std::string Cell(double v, const char* fmt = "%.2f") {
   if (v <= 0) return "-";
@@ -601,10 +543,7 @@ void PrintSummary(const CapturingReporter& rep) {
 }  // namespace
 
 int main(int argc, char** argv) {
-#if defined(__GLIBC__)
-  mallopt(M_MMAP_THRESHOLD, 256 << 20);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-#endif
+  rolly::bench::TuneAllocator();
   // Short defaults first; flags given on the command line come later and win.
   std::vector<char*> args;
   args.push_back(argv[0]);
@@ -627,7 +566,7 @@ int main(int argc, char** argv) {
   save_stores = new std::map<std::string, SaveStore>;
   BuildSaveFixture();
   RegisterAll();
-  CapturingReporter reporter;
+  CapturingReporter reporter(CapturingReporter::Time::kReal);
   benchmark::RunSpecifiedBenchmarks(&reporter);
   PrintSummary(reporter);
   benchmark::Shutdown();

@@ -1,0 +1,61 @@
+// The benchmarks' shared reporter and allocator settings.
+
+#include "bench_support.h"
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+#include <algorithm>
+
+namespace rolly::bench {
+
+void CapturingReporter::ReportRuns(const std::vector<Run>& runs) {
+  std::vector<Run> shown;
+  for (const Run& r : runs) {
+    if (r.error_occurred) {
+      errors_ = true;
+      shown.push_back(r);
+      continue;
+    }
+    const double time = time_ == Time::kCpu ? r.GetAdjustedCPUTime() : r.GetAdjustedRealTime();
+    const double seconds = time / benchmark::GetTimeUnitMultiplier(r.time_unit);
+    const std::string& name = r.run_name.function_name;
+    if (r.run_type == Run::RT_Iteration) {
+      Result& res = results_[name];
+      res.best = res.best == 0 ? seconds : std::min(res.best, seconds);
+      res.worst = std::max(res.worst, seconds);
+      ++res.count;
+      if (r.repetitions <= 1) shown.push_back(r);
+    } else if (r.aggregate_name == "median") {
+      median_[name] = seconds;
+      shown.push_back(r);
+    }
+  }
+  if (!shown.empty()) ConsoleReporter::ReportRuns(shown);
+}
+
+double CapturingReporter::Seconds(const std::string& name) const {
+  if (auto it = results_.find(name); it != results_.end()) return it->second.best;
+  if (auto it = median_.find(name); it != median_.end()) return it->second;
+  return 0;
+}
+
+double CapturingReporter::Worst(const std::string& name) const {
+  auto it = results_.find(name);
+  return it == results_.end() ? 0 : it->second.worst;
+}
+
+double CapturingReporter::Spread(const std::string& name) const {
+  auto it = results_.find(name);
+  return it == results_.end() || it->second.best == 0 ? 1 : it->second.worst / it->second.best;
+}
+
+void TuneAllocator() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
+
+}  // namespace rolly::bench
