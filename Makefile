@@ -11,7 +11,7 @@
 # apt-get line to run and stops.
 
 PACKAGES := cmake ninja-build g++ make pkg-config libzstd-dev libxxhash-dev libfmt-dev \
-            libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
+            libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libpq-dev
 CLANG_PACKAGES := clang-14 libclang-rt-14-dev
 
 BUILD ?= build

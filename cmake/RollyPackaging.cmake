@@ -6,12 +6,26 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/rolly
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.h"
         PATTERN "internal" EXCLUDE
-        PATTERN "*_test.h" EXCLUDE)
+        PATTERN "*_test.h" EXCLUDE
+        PATTERN "*_test_util.h" EXCLUDE
+        PATTERN "backend_conformance.h" EXCLUDE
+        PATTERN "kill_payload.h" EXCLUDE
+        PATTERN "format_test_util.h" EXCLUDE)
 
 install(TARGETS rolly EXPORT rollyTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+# The PostgreSQL backend, when built, is exported with the library as rolly::postgres.
+if(TARGET rolly_postgres)
+  install(TARGETS rolly_postgres EXPORT rollyTargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  set(ROLLY_HAS_POSTGRES ON)
+else()
+  set(ROLLY_HAS_POSTGRES OFF)
+endif()
 
 set(ROLLY_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/rolly)
 install(EXPORT rollyTargets NAMESPACE rolly:: DESTINATION ${ROLLY_CMAKE_DIR})

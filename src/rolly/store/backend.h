@@ -7,9 +7,10 @@
 //   Write   Ok, NoSpace, StorageFailed, SignedOut, Changed (Changed only from backends that
 //           compare versions). Ok means the bytes are durable: they survive a crash, a kill or a
 //           power cut from then on (a backend may name files it keeps only as caches, as the
-//           folder backend does slot indexes). Any other status means the file holds either its
-//           old bytes or nothing a reader accepts (a torn write fails its checksums), never a mix
-//           that passes.
+//           folder backend does slot indexes). Any other status means the file holds its old
+//           bytes, nothing a reader accepts (a torn write fails its checksums), or, on a backend
+//           over a network whose connection dropped at the commit, possibly the new bytes whole;
+//           never a mix that passes.
 //   Read    Ok, NotFound, StorageFailed, SignedOut, Damaged (Damaged only from backends that
 //           check a hash of their own, when the bytes do not match it). Ok gives every byte.
 //   ReadPrefix  as Read; Ok gives at most `max_bytes` bytes from the start (fewer when the file

@@ -344,6 +344,9 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     const FileName target_name = job.name.copy() == target ? job.name : job.name.Other();
     const Status written = WriteNow(backend_, target_name, std::move(bytes).value());
     if (!written.ok()) {
+      // The copy may hold its old bytes, nothing valid, or (over a network) the new save: it is
+      // unknown until read again, so the next operation reads both copies first.
+      c.Of(target).state = CopyState::kFailed;
       c.Of(target).why = written;
       SetCopies(job.name, c);
       return written;
