@@ -58,6 +58,10 @@ int main(int argc, char** argv) {
   store.Save("Autosave", MakeSave("On the road", 25), on_saved);
   store.Save("Slot 1", MakeSave("The Mill, later", 30), on_saved);  // goes to the other copy
 
+  // Different slots run side by side, so a list asked now could come before these saves finish;
+  // wait for them (a game would list on a later frame, or when the saves' callbacks ran).
+  if (!store.FlushFor(rolly::store::Store::kQuitFlush).ok()) return 1;
+
   store.Load("Slot 1", [&failures](rolly::Result<rolly::store::LoadResult> r) {
     if (!r.ok()) {
       std::fprintf(stderr, "load failed: %s\n", r.status().ToString().c_str());

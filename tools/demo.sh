@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The main job of `make demo`: writes a sample save with the format_basics example, then shows
-# what `rolly info` says of it and checks it with `rolly verify`.
+# The main job of `make demo` until the world layer exists: writes a sample save with the
+# format_basics example, shows what `rolly info` says of it and checks it with `rolly verify`;
+# then saves slots through the store (two copies each, a slot index) with the store_basics example
+# and lists them with `rolly slots`.
 #
 #   tools/demo.sh BUILD_DIR
 #
@@ -14,8 +16,9 @@ if [ $# -ne 1 ]; then
 fi
 build_dir=$1
 example=$build_dir/examples/format_basics
+store_example=$build_dir/examples/store_basics
 rolly=$build_dir/tools/rolly/rolly
-for program in "$example" "$rolly"; do
+for program in "$example" "$store_example" "$rolly"; do
   if [ ! -x "$program" ]; then
     echo "demo: $program is missing; build first (make build)" >&2
     exit 1
@@ -32,3 +35,9 @@ echo "== rolly info $save"
 echo
 echo "== rolly verify $save"
 "$rolly" verify "$save"
+echo
+echo "== $store_example saves"
+"$store_example" saves
+echo
+echo "== rolly slots saves"
+"$rolly" slots saves

@@ -156,8 +156,9 @@ class Store {
   void CopySlot(std::string_view from, std::string_view to, SaveCallback done);
 
   // Every slot of this store's prefix, sorted by name, from the slot index (rebuilt from the saves'
-  // headers when missing or damaged, listing the backend). StorageFailed or SignedOut when the
-  // index cannot be read nor rebuilt.
+  // headers when missing or damaged, listing the backend), as of the saves and deletes that have
+  // finished: the list runs on the index's own queue, not after saves still running on their
+  // slots'. StorageFailed or SignedOut when the index cannot be read nor rebuilt.
   void ListSlots(ListCallback done);
 
   // Runs the mailbox until every operation asked before the call has called back, or `deadline`
