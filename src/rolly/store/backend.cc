@@ -7,7 +7,6 @@
 #include <atomic>
 #include <cassert>
 #include <future>
-#include <initializer_list>
 #include <limits>
 #include <utility>
 
@@ -15,7 +14,7 @@ namespace rolly::store {
 namespace {
 
 // Keeps `s` when its code is one of `allowed`; otherwise StorageFailed naming it.
-Status Promised(Status s, std::initializer_list<StatusCode> allowed) {
+Status Promised(Status s, std::span<const StatusCode> allowed) {
   if (s.ok()) return s;
   for (StatusCode c : allowed) {
     if (s.code() == c) return s;
@@ -23,13 +22,18 @@ Status Promised(Status s, std::initializer_list<StatusCode> allowed) {
   return StorageFailedError(fmt::format("backend answered {}", s.ToString()));
 }
 
-constexpr std::initializer_list<StatusCode> kWriteCodes = {
-    StatusCode::kNoSpace, StatusCode::kStorageFailed, StatusCode::kSignedOut, StatusCode::kChanged};
-constexpr std::initializer_list<StatusCode> kReadCodes = {
-    StatusCode::kNotFound, StatusCode::kStorageFailed, StatusCode::kSignedOut,
-    StatusCode::kDamaged};
-constexpr std::initializer_list<StatusCode> kOtherCodes = {StatusCode::kStorageFailed,
-                                                           StatusCode::kSignedOut};
+// A Result keeps its value, or gets its status promised.
+template <typename T>
+Result<T> Promised(Result<T> r, std::span<const StatusCode> allowed) {
+  if (r.ok()) return r;
+  return Promised(r.status(), allowed);
+}
+
+constexpr StatusCode kWriteCodes[] = {StatusCode::kNoSpace, StatusCode::kStorageFailed,
+                                      StatusCode::kSignedOut, StatusCode::kChanged};
+constexpr StatusCode kReadCodes[] = {StatusCode::kNotFound, StatusCode::kStorageFailed,
+                                     StatusCode::kSignedOut, StatusCode::kDamaged};
+constexpr StatusCode kOtherCodes[] = {StatusCode::kStorageFailed, StatusCode::kSignedOut};
 
 }  // namespace
 
@@ -75,14 +79,20 @@ std::size_t Backend::in_flight() const {
   return in_flight_;
 }
 
-void Backend::Write(const FileName& name, Bytes bytes, StatusCallback done) {
+template <typename T>
+std::function<void(T)> Backend::Track(std::function<void(T)> done,
+                                      std::span<const StatusCode> codes) {
   Begin();
   auto tracker = std::make_shared<Tracker>(this);
-  StartWrite(name, std::move(bytes), [tracker, done = std::move(done)](Status s) {
+  return [tracker, codes, done = std::move(done)](T value) {
     if (!tracker->Claim()) return;
-    done(Promised(std::move(s), kWriteCodes));
+    done(Promised(std::move(value), codes));
     tracker->Finish();
-  });
+  };
+}
+
+void Backend::Write(const FileName& name, Bytes bytes, StatusCallback done) {
+  StartWrite(name, std::move(bytes), Track(std::move(done), std::span(kWriteCodes)));
 }
 
 void Backend::Read(const FileName& name, BytesCallback done) {
@@ -90,55 +100,19 @@ void Backend::Read(const FileName& name, BytesCallback done) {
 }
 
 void Backend::ReadPrefix(const FileName& name, std::size_t max_bytes, BytesCallback done) {
-  Begin();
-  auto tracker = std::make_shared<Tracker>(this);
-  StartRead(name, max_bytes, [tracker, done = std::move(done)](Result<Bytes> r) {
-    if (!tracker->Claim()) return;
-    if (r.ok()) {
-      done(std::move(r));
-    } else {
-      done(Promised(r.status(), kReadCodes));
-    }
-    tracker->Finish();
-  });
+  StartRead(name, max_bytes, Track(std::move(done), std::span(kReadCodes)));
 }
 
 void Backend::Exists(const FileName& name, ExistsCallback done) {
-  Begin();
-  auto tracker = std::make_shared<Tracker>(this);
-  StartExists(name, [tracker, done = std::move(done)](Result<bool> r) {
-    if (!tracker->Claim()) return;
-    if (r.ok()) {
-      done(std::move(r));
-    } else {
-      done(Promised(r.status(), kOtherCodes));
-    }
-    tracker->Finish();
-  });
+  StartExists(name, Track(std::move(done), std::span(kOtherCodes)));
 }
 
 void Backend::Delete(const FileName& name, StatusCallback done) {
-  Begin();
-  auto tracker = std::make_shared<Tracker>(this);
-  StartDelete(name, [tracker, done = std::move(done)](Status s) {
-    if (!tracker->Claim()) return;
-    done(Promised(std::move(s), kOtherCodes));
-    tracker->Finish();
-  });
+  StartDelete(name, Track(std::move(done), std::span(kOtherCodes)));
 }
 
 void Backend::List(ListCallback done) {
-  Begin();
-  auto tracker = std::make_shared<Tracker>(this);
-  StartList([tracker, done = std::move(done)](Result<std::vector<FileName>> r) {
-    if (!tracker->Claim()) return;
-    if (r.ok()) {
-      done(std::move(r));
-    } else {
-      done(Promised(r.status(), kOtherCodes));
-    }
-    tracker->Finish();
-  });
+  StartList(Track(std::move(done), std::span(kOtherCodes)));
 }
 
 namespace {

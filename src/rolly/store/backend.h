@@ -38,6 +38,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "rolly/core/bytes.h"
@@ -90,6 +91,10 @@ class Backend {
   class Tracker;
   void Begin();
   void End();
+  // Counts an operation and returns the callback to hand its Start function: it runs `done` once,
+  // with a failure outside `codes` turned into StorageFailed, then uncounts the operation.
+  template <typename T>
+  std::function<void(T)> Track(std::function<void(T)> done, std::span<const StatusCode> codes);
 
   const std::uint64_t instance_id_;
   mutable std::mutex mutex_;
