@@ -46,10 +46,11 @@ find_bindir() {
   echo "$newest"
 }
 
-# Runs a command as the server's owner: `postgres` when we are root, ourselves otherwise.
+# Runs a command as the server's owner: `postgres` when we are root, ourselves otherwise. As
+# `postgres` it runs from / , since the caller's folder may be closed to that user.
 as_owner() {
   if [ "$(id -u)" -eq 0 ]; then
-    runuser -u postgres -- "$@"
+    (cd / && runuser -u postgres -- "$@")
   else
     "$@"
   fi
@@ -142,6 +143,8 @@ EOF
 
 stop() {
   local dir=$1
+  [ -d "$dir" ] || return 0
+  dir=$(cd "$dir" && pwd)
   local data=$dir/data
   [ -f "$data/PG_VERSION" ] || return 0
   local bindir

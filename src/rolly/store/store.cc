@@ -266,16 +266,33 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     return queue;
   }
 
-  // Queues `work` (which replies) on `base`'s queue; at its turn it runs on a worker.
+  // Queues `work` (which replies) on `base`'s queue; at its turn it runs on a worker. `finished`
+  // moves from step to step, so no step still holds the queue once the work is done (a store that
+  // closes must let go of every queue: what a queue knows dies with its last holder).
   void RunInTurn(std::string_view base, std::function<void()> work) {
     auto self = shared_from_this();
     QueueOf(base)->Enqueue([self, work = std::move(work)](FileQueue::Finished finished) {
-      self->workers_.Post([self, work, finished]() mutable {
+      self->workers_.Post([self, work, finished = std::move(finished)]() mutable {
         work();
         self->Finish(finished);
       });
     });
   }
+  // Queues the write of `job` on its slot's queue: at its turn, once the chunks are encoded, it
+  // runs on a worker and replies to `done`.
+  void EnqueueWrite(std::shared_ptr<SaveJob> job, std::function<void(Result<SaveInfo>)> done) {
+    auto self = shared_from_this();
+    QueueOf(job->name.base())
+        ->Enqueue([self, job, done = std::move(done)](FileQueue::Finished finished) {
+          job->WhenEncoded([self, job, done, finished = std::move(finished)]() mutable {
+            self->workers_.Post([self, job, done, finished = std::move(finished)]() mutable {
+              self->Reply(done, self->WriteSave(*job));
+              self->Finish(finished);
+            });
+          });
+        });
+  }
+
 
   // --- Copies of a slot (called only by that slot's queue operations) --------------------------
 
@@ -681,14 +698,7 @@ void Store::Save(std::string_view slot, format::File file, SaveCallback done) {
   self->workers_.Post([self, job, chunks] {
     job->SetEncoded(format::EncodeChunks(std::move(*chunks), self->options().write));
   });
-  self->QueueOf(name->base())->Enqueue([self, job, done](FileQueue::Finished finished) {
-    job->WhenEncoded([self, job, done, finished] {
-      self->workers_.Post([self, job, done, finished]() mutable {
-        self->Reply(done, self->WriteSave(*job));
-        self->Finish(finished);
-      });
-    });
-  });
+  self->EnqueueWrite(job, std::move(done));
 }
 
 void Store::Load(std::string_view slot, LoadCallback done) {
@@ -768,14 +778,7 @@ void Store::CopySlot(std::string_view from, std::string_view to, SaveCallback do
     job->header = std::move(loaded->file.header);
     job->SetEncoded(format::EncodeChunks(std::move(loaded->file.chunks), self->options().write));
   });
-  self->QueueOf(to_name->base())->Enqueue([self, job, done](FileQueue::Finished finished) {
-    job->WhenEncoded([self, job, done, finished] {
-      self->workers_.Post([self, job, done, finished]() mutable {
-        self->Reply(done, self->WriteSave(*job));
-        self->Finish(finished);
-      });
-    });
-  });
+  self->EnqueueWrite(job, std::move(done));
 }
 
 void Store::ListSlots(ListCallback done) {
