@@ -509,10 +509,11 @@ void PrintSummary(const CapturingReporter& rep) {
                 Timing(rep, SaveName("Store", s, VariantName(Variant::kStoredNoIndex))).c_str());
   }
   std::printf(
-      "  (store and peer write the same %zu / %zu bytes. Save+Flush, the target, includes the\n"
-      "   slot index write each save queues: a second durable write (temp, fsync, rename, folder\n"
-      "   fsync) of the index. ask->callback stops at the save's own callback; zstd 3 and no\n"
-      "   index are Save+Flush, for information)\n",
+      "  (store and peer write the same %zu / %zu bytes; the store also builds them from the\n"
+      "   File (checksums, layout) on every save, the peer writes bytes made once. Save+Flush, the\n"
+      "   target, includes the slot index write each save queues (temp file and rename, without\n"
+      "   fsync: the index is a checked cache). ask->callback stops at the save's own callback;\n"
+      "   zstd 3 and no index are Save+Flush, for information)\n",
       save_fixture->written[0].size(), save_fixture->written[1].size());
 
   std::printf("\nListing %zu slots: through the index against reading each slot's header\n",
