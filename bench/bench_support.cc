@@ -51,6 +51,18 @@ double CapturingReporter::Spread(const std::string& name) const {
   return it == results_.end() || it->second.best == 0 ? 1 : it->second.worst / it->second.best;
 }
 
+bool InitializeWithDefaults(int argc, char** argv, const std::vector<std::string>& defaults) {
+  std::vector<std::string> owned(defaults);
+  std::vector<char*> args;
+  args.push_back(argv[0]);
+  for (std::string& d : owned) args.push_back(d.data());
+  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+  int n = static_cast<int>(args.size());
+  args.push_back(nullptr);
+  benchmark::Initialize(&n, args.data());
+  return !benchmark::ReportUnrecognizedArguments(n, args.data());
+}
+
 void TuneAllocator() {
 #if defined(__GLIBC__)
   mallopt(M_MMAP_THRESHOLD, 256 << 20);

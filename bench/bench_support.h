@@ -8,6 +8,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -43,6 +44,33 @@ class CapturingReporter : public benchmark::ConsoleReporter {
   std::map<std::string, Result> results_;
   std::map<std::string, double> median_;
   bool errors_ = false;
+};
+
+// Initializes Google Benchmark with `defaults` (such as "--benchmark_min_time=0.1") placed before
+// the command line's own flags, which therefore win. False when a flag is not recognized (the
+// message is printed).
+bool InitializeWithDefaults(int argc, char** argv, const std::vector<std::string>& defaults);
+
+// splitmix64: a small, fast generator that gives the same numbers on every platform, for seeded
+// benchmark data.
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t Next() {
+    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // A number below `n`, true one time in `n`, a float in [lo, hi).
+  std::uint32_t Below(std::uint32_t n) { return static_cast<std::uint32_t>(Next() % n); }
+  bool OneIn(std::uint32_t n) { return Below(n) == 0; }
+  float Float(float lo, float hi) {
+    return lo + (hi - lo) * static_cast<float>(Next() >> 40) / static_cast<float>(1 << 24);
+  }
+
+ private:
+  std::uint64_t state_;
 };
 
 // Keeps glibc from returning large blocks to the system between iterations, so whether an

@@ -45,6 +45,7 @@
 namespace {
 
 using rolly::bench::CapturingReporter;
+using rolly::bench::Rng;
 
 using rolly::ByteView;
 using rolly::Bytes;
@@ -56,25 +57,6 @@ constexpr std::size_t kTotalSize = 16 * kMiB;
 // ---------------------------------------------------------------------------------------------
 // The save: deterministic record-like bytes.
 
-// splitmix64: small, fast, and the same on every platform.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t Next() {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  std::uint32_t Below(std::uint32_t n) { return static_cast<std::uint32_t>(Next() % n); }
-  bool OneIn(std::uint32_t n) { return Below(n) == 0; }
-  float Float(float lo, float hi) {
-    return lo + (hi - lo) * static_cast<float>(Next() >> 40) / static_cast<float>(1 << 24);
-  }
-
- private:
-  std::uint64_t state_;
-};
 
 constexpr std::string_view kClasses[] = {
     "/Script/Game.Door",          "/Script/Game.Chest",        "/Script/Game.Lever",
@@ -512,20 +494,12 @@ void PrintSummary(const CapturingReporter& rep) {
 
 int main(int argc, char** argv) {
   rolly::bench::TuneAllocator();
-  // Short defaults first; flags given on the command line come later and win.
-  std::vector<char*> args;
-  args.push_back(argv[0]);
-  std::string min_time = "--benchmark_min_time=0.1";
-  std::string repetitions = "--benchmark_repetitions=5";
-  std::string interleaving = "--benchmark_enable_random_interleaving=true";
-  args.push_back(min_time.data());
-  args.push_back(repetitions.data());
-  args.push_back(interleaving.data());
-  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
-  int n = static_cast<int>(args.size());
-  args.push_back(nullptr);
-  benchmark::Initialize(&n, args.data());
-  if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
+  // Short defaults; flags given on the command line win.
+  if (!rolly::bench::InitializeWithDefaults(argc, argv,
+                                            {"--benchmark_min_time=0.1", "--benchmark_repetitions=5",
+                                             "--benchmark_enable_random_interleaving=true"})) {
+    return 1;
+  }
 
   BuildFixture();
   RegisterAll();

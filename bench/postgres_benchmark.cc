@@ -81,6 +81,8 @@
 
 namespace {
 
+using rolly::bench::Rng;
+
 using rolly::Bytes;
 using rolly::store::Copy;
 using rolly::store::FileName;
@@ -110,20 +112,6 @@ const std::thread::id main_thread = std::this_thread::get_id();
   std::exit(1);
 }
 
-// splitmix64: small, fast, and the same on every platform.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t Next() {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-
- private:
-  std::uint64_t state_;
-};
 
 Bytes RandomBytes(std::uint64_t seed, std::size_t size) {
   Rng rng(seed);

@@ -65,6 +65,7 @@
 namespace {
 
 using rolly::bench::CapturingReporter;
+using rolly::bench::Rng;
 
 using rolly::Bytes;
 using rolly::format::File;
@@ -86,20 +87,6 @@ void RemoveRoot();
   std::exit(1);
 }
 
-// splitmix64: small, fast, and the same on every platform.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t Next() {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-
- private:
-  std::uint64_t state_;
-};
 
 // Barely compressible bytes: random 8-byte words, one in four cut to its low byte (as small
 // counters and flags sit among GUIDs and positions), so zstd saves a little.
@@ -545,20 +532,12 @@ void PrintSummary(const CapturingReporter& rep) {
 
 int main(int argc, char** argv) {
   rolly::bench::TuneAllocator();
-  // Short defaults first; flags given on the command line come later and win.
-  std::vector<char*> args;
-  args.push_back(argv[0]);
-  std::string min_time = "--benchmark_min_time=0.3";
-  std::string repetitions = "--benchmark_repetitions=5";
-  std::string interleaving = "--benchmark_enable_random_interleaving=true";
-  args.push_back(min_time.data());
-  args.push_back(repetitions.data());
-  args.push_back(interleaving.data());
-  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
-  int n = static_cast<int>(args.size());
-  args.push_back(nullptr);
-  benchmark::Initialize(&n, args.data());
-  if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
+  // Short defaults; flags given on the command line win.
+  if (!rolly::bench::InitializeWithDefaults(argc, argv,
+                                            {"--benchmark_min_time=0.3", "--benchmark_repetitions=5",
+                                             "--benchmark_enable_random_interleaving=true"})) {
+    return 1;
+  }
 
   env = new Env;
   env->root = std::filesystem::temp_directory_path() /
