@@ -49,6 +49,8 @@ std::string_view KindName(Kind kind) {
     case Kind::kOptional: return "Optional";
     case Kind::kOwned: return "Owned";
     case Kind::kReference: return "Reference";
+    case Kind::kInstancedStruct: return "InstancedStruct";
+    case Kind::kPropertyBag: return "PropertyBag";
   }
   return "Unknown";
 }
@@ -81,6 +83,70 @@ std::string DescribeType(const Type& type) {
       break;
   }
   return out;
+}
+
+namespace {
+
+constexpr std::uint8_t kUnknown = 0, kReadable = 1, kRefused = 2;
+
+// Depth-first over the types reachable from `type`. A type already on the path counts as
+// readable there (a cycle adds nothing a bag could not hold); only refusals, which are final,
+// are cached on the way, and the root's answer.
+bool Walk(const Type& type, std::vector<const Type*>& path) {
+  std::uint8_t known = type.readable_in_bag.load(std::memory_order_acquire);
+  if (known != kUnknown) return known == kReadable;
+  for (const Type* t : path) {
+    if (t == &type) return true;
+  }
+  if (type.copy == nullptr) {
+    type.readable_in_bag.store(kRefused, std::memory_order_release);
+    return false;
+  }
+  path.push_back(&type);
+  bool ok = true;
+  switch (type.kind) {
+    case Kind::kOwned:
+    case Kind::kReference:
+      ok = false;
+      break;
+    case Kind::kVector:
+    case Kind::kArray:
+    case Kind::kSet:
+    case Kind::kOptional:
+      ok = Walk(*type.element, path);
+      break;
+    case Kind::kMap:
+      ok = Walk(*type.element, path) && Walk(*type.mapped, path);
+      break;
+    case Kind::kStruct: {
+      const ClassInfo* cls = type.class_info;
+      ok = cls != nullptr && cls->registered() && cls->is_struct() && !TypeRegistry::HasExtra(*cls);
+      for (const ClassInfo* c = cls; ok && c != nullptr; c = c->base()) {
+        for (const Property& p : c->properties()) {
+          if ((p.flags & kEditorOnly) == 0 && !Walk(*p.type, path)) {
+            ok = false;
+            break;
+          }
+        }
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  path.pop_back();
+  if (!ok) type.readable_in_bag.store(kRefused, std::memory_order_release);
+  return ok;
+}
+
+}  // namespace
+
+bool ReadableInBag(const Type& type) {
+  std::vector<const Type*> path;
+  bool ok = Walk(type, path);
+  // Readable from the root means every type reached is readable; one answer per descriptor.
+  if (ok) type.readable_in_bag.store(kReadable, std::memory_order_release);
+  return ok;
 }
 
 int TextNestingDepth(const Text& text) {

@@ -19,25 +19,46 @@
 //   - kOwned (std::unique_ptr<C>) and kReference (C*): t.class_info is C; t.pointer->get gives the
 //     C* held (as void*); set stores one (an owned pointer takes ownership of it and deletes what it
 //     held). TypeRegistry::DynamicClass gives the class of a live pointee, CreateOwned makes one.
+//   - kInstancedStruct (reflect::InstancedStruct, property_bag.h): t.instanced->get gives the
+//     struct's ClassInfo (null when empty), data the address of its value (write its fields
+//     through the class's Plan); emplace makes a default value of a struct class read from the
+//     file (InvalidData when that class may not be held there, see ReadableInBag).
+//   - kPropertyBag (reflect::PropertyBag, property_bag.h): t.bag->size properties, each with a
+//     name, a type and a value address; read a bag by clear, then add(name, type) per property
+//     (InvalidData on a duplicate, past 1,024 properties or for a type ReadableInBag refuses) and
+//     read into the address it returns. t.bag->layout gives the (name, type) list the codec counts
+//     against the file's bound on bag layouts.
 // Temporary values (a set key, a map key, a value for a setter) are made in caller-provided
 // storage of t.size / t.align with t.construct and ended with t.destroy.
 //
+// Inside a property bag or an instanced struct, at any depth, only types ReadableInBag accepts may
+// appear: no owned pointers, no references, no struct with a save-extra hook, nothing without a
+// copy operation. The answer is computed once per descriptor, on first ask.
+//
 // Thread rules: descriptors are immutable once the registry's registration finished; read them
-// from any thread. The operations touch only the value they are given.
+// from any thread (ReadableInBag's cache is atomic). The operations touch only the value they are
+// given.
 
 #ifndef ROLLY_REFLECT_TYPE_H_
 #define ROLLY_REFLECT_TYPE_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
+
+#include "rolly/core/name.h"
+#include "rolly/core/status.h"
 
 namespace rolly::reflect {
 
 class ClassInfo;
 class EnumInfo;
+struct Type;
 
 // The saved kind of a type. Numbers are not written to saves (the codec writes its own tags).
 enum class Kind : std::uint8_t {
@@ -47,6 +68,7 @@ enum class Kind : std::uint8_t {
   kQuatf, kQuatd, kRotatorf, kRotatord, kTransformf, kTransformd,
   kSoftPath, kEnum, kStruct,
   kVector, kArray, kSet, kMap, kOptional, kOwned, kReference,
+  kInstancedStruct, kPropertyBag,
 };
 
 // "Int32", "Vector", "Struct"...
@@ -96,6 +118,41 @@ struct PointerOps {
   void (*set)(void* field, void* object);
 };
 
+// Operations on an InstancedStruct (property_bag.h).
+struct InstancedStructOps {
+  // The struct class held, or null when empty.
+  const ClassInfo* (*get)(const void* instanced);
+  // Replaces the value with a default-constructed value of struct class `cls` (null empties it).
+  // InvalidData, leaving the value as it was, when `cls` is not a registered struct or holds a
+  // type ReadableInBag refuses.
+  Status (*emplace)(void* instanced, const ClassInfo* cls);
+  // The address of the held struct value; null when empty.
+  void* (*data)(void* instanced);
+};
+
+// One entry of a property bag's layout.
+struct BagField {
+  Name name;
+  const Type* type = nullptr;
+  friend bool operator==(const BagField&, const BagField&) = default;
+};
+
+// Operations on a PropertyBag (property_bag.h). Properties are indexed 0 .. size-1 in order.
+struct PropertyBagOps {
+  std::size_t (*size)(const void* bag);
+  Name (*name)(const void* bag, std::size_t i);
+  const Type* (*type)(const void* bag, std::size_t i);
+  // The address of property i's value.
+  void* (*value)(void* bag, std::size_t i);
+  // The bag's layout: its (name, type) list in order, valid until the bag next changes.
+  const std::vector<BagField>& (*layout)(const void* bag);
+  // Adds a property holding a default value of `type` and returns its address; InvalidData on a
+  // duplicate name, past the property bound, or for a type ReadableInBag refuses.
+  Result<void*> (*add)(void* bag, Name name, const Type* type);
+  // Removes every property.
+  void (*clear)(void* bag);
+};
+
 // The descriptor of one C++ type as saved. Owned by its registry; never copied.
 struct Type {
   Kind kind = Kind::kBool;
@@ -104,6 +161,9 @@ struct Type {
   // Default-construct at / destroy at an address of `size` bytes aligned to `align`.
   void (*construct)(void* at) = nullptr;
   void (*destroy)(void* at) = nullptr;
+  // Copy-constructs at `at` (as construct) from the value at `from`; null for a type that cannot
+  // be copied (an owned pointer, or anything holding one).
+  void (*copy)(void* at, const void* from) = nullptr;
   // Element of vector/array/set/optional; key of map.
   const Type* element = nullptr;
   // Mapped value of a map.
@@ -114,11 +174,24 @@ struct Type {
   const OptionalOps* optional = nullptr;
   const EnumOps* enum_ops = nullptr;
   const PointerOps* pointer = nullptr;
+  const InstancedStructOps* instanced = nullptr;
+  const PropertyBagOps* bag = nullptr;
   // kEnum: the enum's names.
   const EnumInfo* enum_info = nullptr;
   // kStruct: the struct; kOwned/kReference: the static class of the pointee.
   const ClassInfo* class_info = nullptr;
+  // ReadableInBag's cached answer: 0 not computed yet, 1 readable, 2 refused.
+  mutable std::atomic<std::uint8_t> readable_in_bag{0};
 };
+
+// Whether a value of `type` may be held inside a property bag or an instanced struct, at any
+// depth: primitives, strings, names, texts, GUIDs, colours, date-times, the math types, soft
+// paths, enums, instanced structs, property bags, containers and optionals of such, and
+// registered structs each of whose registered members (of its bases too, flags aside, as a bag
+// saves its structs whole; editor-only members excepted) is such, without a save-extra hook of
+// their own or of a base. Owned pointers, references and types without a copy operation are
+// refused. Call once registration finished (Finish()); computed once per descriptor.
+bool ReadableInBag(const Type& type);
 
 // "Vector<Map<Name, Struct Door>>" for logs and setup messages.
 std::string DescribeType(const Type& type);
@@ -130,6 +203,12 @@ template <typename T>
 void Construct(void* at) { new (at) T(); }
 template <typename T>
 void Destroy(void* at) { static_cast<T*>(at)->~T(); }
+template <typename T>
+void Copy(void* at, const void* from) { new (at) T(*static_cast<const T*>(from)); }
+
+// The operations of InstancedStruct and PropertyBag, defined in property_bag.cc.
+extern const InstancedStructOps kInstancedStructOps;
+extern const PropertyBagOps kPropertyBagOps;
 
 template <typename C>
 void ForEachSequence(const void* c, void* ctx, void (*visit)(void*, const void*, const void*)) {

@@ -130,6 +130,8 @@ struct ClassPlan {
 class ExtraWriter;
 class ExtraReader;
 class TypeRegistry;
+class InstancedStruct;  // property_bag.h
+class PropertyBag;      // property_bag.h
 
 // A registered class or struct. Handles are stable for the registry's life.
 class ClassInfo {
@@ -150,6 +152,10 @@ class ClassInfo {
   bool IsA(const ClassInfo& other) const;
   // The plan; made on first call, the same object afterwards.
   const ClassPlan& Plan() const;
+  // A struct's descriptor as a value (size, construct, copy...); null for a class.
+  const Type* value_type() const { return value_type_; }
+  // The C++ type registered.
+  std::type_index cpp_type() const { return type_; }
 
  private:
   friend class TypeRegistry;
@@ -169,6 +175,7 @@ class ClassInfo {
   bool registered_ = false;
   const ClassInfo* base_ = nullptr;
   std::uint32_t base_offset_ = 0;
+  const Type* value_type_ = nullptr;
   std::vector<Interface> interfaces_;
   std::vector<Property> properties_;
   void* (*create_)() = nullptr;
@@ -322,6 +329,22 @@ template <> inline constexpr Kind kFixedKind<Rotatord> = Kind::kRotatord;
 template <> inline constexpr Kind kFixedKind<Transformf> = Kind::kTransformf;
 template <> inline constexpr Kind kFixedKind<Transformd> = Kind::kTransformd;
 template <> inline constexpr Kind kFixedKind<SoftPath> = Kind::kSoftPath;
+template <> inline constexpr Kind kFixedKind<InstancedStruct> = Kind::kInstancedStruct;
+template <> inline constexpr Kind kFixedKind<PropertyBag> = Kind::kPropertyBag;
+
+// Whether T can really be copied: std::is_copy_constructible says yes for a container of
+// move-only elements, whose copy then fails to compile, so containers look at their elements.
+template <typename T> struct Copyable : std::is_copy_constructible<T> {};
+template <typename T, typename... R> struct Copyable<std::vector<T, R...>> : Copyable<T> {};
+template <typename T, std::size_t N> struct Copyable<std::array<T, N>> : Copyable<T> {};
+template <typename T> struct Copyable<std::optional<T>> : Copyable<T> {};
+template <typename K, typename... R> struct Copyable<std::set<K, R...>> : Copyable<K> {};
+template <typename K, typename... R>
+struct Copyable<std::unordered_set<K, R...>> : Copyable<K> {};
+template <typename K, typename V, typename... R>
+struct Copyable<std::map<K, V, R...>> : std::conjunction<Copyable<K>, Copyable<V>> {};
+template <typename K, typename V, typename... R>
+struct Copyable<std::unordered_map<K, V, R...>> : std::conjunction<Copyable<K>, Copyable<V>> {};
 
 template <typename>
 inline constexpr bool kAlwaysFalse = false;
@@ -366,7 +389,10 @@ class TypeRegistry {
   TypeRegistry& operator=(const TypeRegistry&) = delete;
 
   // Registers class T under `name` (a class is saved by reference or owned pointer, and may have a
-  // base, interfaces, a factory and hooks). Struct<T> registers a value type held by value.
+  // base, interfaces, a factory and hooks). Struct<T> registers a value type held by value; its
+  // descriptor (ClassInfo::value_type) copies it when T is copy-constructible, so a struct whose
+  // copy constructor exists but cannot compile (a member std::vector<std::unique_ptr<C>>, say)
+  // must delete it explicitly to be registered.
   template <typename T>
   ClassBuilder<T> Class(std::string_view name);
   template <typename T>
@@ -586,6 +612,7 @@ ClassBuilder<T> TypeRegistry::Struct(std::string_view name) {
                 "Struct<T> needs a default-constructible class type");
   ClassInfo* cls = ClassSlot(typeid(T));
   if (!SetName(cls, name, /*is_struct=*/true)) return ClassBuilder<T>(this, nullptr);
+  cls->value_type_ = TypeOf<T>();
   return ClassBuilder<T>(this, cls);
 }
 
@@ -652,6 +679,7 @@ const Type* TypeRegistry::TypeOf() {
   type->align = alignof(T);
   type->construct = &type_internal::Construct<T>;
   type->destroy = &type_internal::Destroy<T>;
+  if constexpr (registry_internal::Copyable<T>::value) type->copy = &type_internal::Copy<T>;
   Describe<T>(*type);
   return type;
 }
@@ -661,6 +689,11 @@ void TypeRegistry::Describe(Type& type) {
   using namespace registry_internal;
   if constexpr (kFixedKind<T> != Kind::kReference) {
     type.kind = kFixedKind<T>;
+    if constexpr (std::is_same_v<T, InstancedStruct>) {
+      type.instanced = &type_internal::kInstancedStructOps;
+    } else if constexpr (std::is_same_v<T, PropertyBag>) {
+      type.bag = &type_internal::kPropertyBagOps;
+    }
   } else if constexpr (std::is_enum_v<T>) {
     type.kind = Kind::kEnum;
     type.enum_ops = &type_internal::kEnumOps<T>;

@@ -247,6 +247,10 @@ void CopyValue(const TypeRegistry& reg, const Type& type, const void* src, void*
       return;
     }
     case Kind::kReference: return type.pointer->set(dst, type.pointer->get(src));
+    case Kind::kInstancedStruct:
+    case Kind::kPropertyBag:
+      ADD_FAILURE() << "covered by property_bag_test.cc";
+      return;
   }
 }
 
