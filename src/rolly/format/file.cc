@@ -26,6 +26,10 @@ class ChunkAccess {
     c.stored_codec_ = codec;
     c.stored_ = std::move(stored);
   }
+  static Bytes TakeStored(Chunk& c) {
+    c.has_stored_ = false;
+    return std::exchange(c.stored_, Bytes());
+  }
   static void SetCarried(Chunk& c, std::uint8_t codec, Bytes stored, std::uint64_t decoded_size) {
     c.decoded_ = false;
     c.carried_decoded_size_ = decoded_size;
@@ -182,18 +186,25 @@ Status Damaged(std::string_view part, std::string_view what) {
   return DamagedError(fmt::format("{}: {}", part, what));
 }
 
-// Lays out a file from its header and encoded chunks, which passed their checks.
-Result<Bytes> Assemble(std::uint16_t format_version, std::uint16_t min_reader_version,
-                       const Header& header_fields, const std::vector<EncodedChunk>& encoded) {
+// The parts of a file before its chunks, encoded and checked against their bounds.
+struct Front {
   Bytes header;
-  format_internal::EncodeHeader(header_fields, &header);
-  if (header.size() > kMaxHeaderSize) {
-    return InvalidInputError(fmt::format("header is {} bytes, above its bound of {}",
-                                         header.size(), kMaxHeaderSize));
-  }
   Bytes directory;
-  ByteWriter(&directory).Varint(encoded.size());
   std::uint64_t chunks_size = 0;
+
+  std::uint64_t file_size() const {
+    return kPreludeSize + header.size() + directory.size() + chunks_size;
+  }
+};
+
+Result<Front> EncodeFront(const Header& header_fields, const std::vector<EncodedChunk>& encoded) {
+  Front front;
+  format_internal::EncodeHeader(header_fields, &front.header);
+  if (front.header.size() > kMaxHeaderSize) {
+    return InvalidInputError(fmt::format("header is {} bytes, above its bound of {}",
+                                         front.header.size(), kMaxHeaderSize));
+  }
+  ByteWriter(&front.directory).Varint(encoded.size());
   for (const EncodedChunk& e : encoded) {
     DirectoryEntry entry;
     entry.id = e.chunk->id();
@@ -203,32 +214,46 @@ Result<Bytes> Assemble(std::uint16_t format_version, std::uint16_t min_reader_ve
     entry.stored_size = e.stored.size();
     entry.decoded_size = e.decoded_size;
     entry.checksum = e.checksum;
-    format_internal::EncodeEntry(entry, &directory);
-    chunks_size += e.stored.size();
+    format_internal::EncodeEntry(entry, &front.directory);
+    front.chunks_size += e.stored.size();
   }
-  if (directory.size() > kMaxDirectorySize) {
+  if (front.directory.size() > kMaxDirectorySize) {
     return InvalidInputError(fmt::format("directory is {} bytes, above its bound of {}",
-                                         directory.size(), kMaxDirectorySize));
+                                         front.directory.size(), kMaxDirectorySize));
   }
+  return front;
+}
 
-  const std::uint64_t file_size = kPreludeSize + header.size() + directory.size() + chunks_size;
+// Fills the prelude at `p`, given the checksum of every byte after it.
+void StoreFullPrelude(std::uint8_t* p, std::uint16_t format_version,
+                      std::uint16_t min_reader_version, const Front& front,
+                      Checksum file_checksum) {
+  StorePrelude(p, format_version, min_reader_version,
+               static_cast<std::uint32_t>(front.header.size()),
+               static_cast<std::uint32_t>(front.directory.size()), front.file_size());
+  StoreU64(p + 32, Checksum::Of(front.header).bits());
+  StoreU64(p + 40, Checksum::Of(front.directory).bits());
+  StoreU64(p + 48, file_checksum.bits());
+  StoreU64(p + 56, Checksum::Of(ByteView(p, 56)).bits());
+}
+
+// Lays out a file from its header and encoded chunks, which passed their checks.
+Result<Bytes> Assemble(std::uint16_t format_version, std::uint16_t min_reader_version,
+                       const Header& header_fields, const std::vector<EncodedChunk>& encoded) {
+  ROLLY_ASSIGN_OR_RETURN(const Front front, EncodeFront(header_fields, encoded));
+  const std::uint64_t file_size = front.file_size();
   // Appended piece by piece into reserved room: sizing `out` first would zero-fill every byte
   // just before it is overwritten.
   Bytes out;
   out.reserve(file_size);
   out.resize(kPreludeSize);
-  out.insert(out.end(), header.begin(), header.end());
-  out.insert(out.end(), directory.begin(), directory.end());
+  out.insert(out.end(), front.header.begin(), front.header.end());
+  out.insert(out.end(), front.directory.begin(), front.directory.end());
   for (const EncodedChunk& e : encoded) out.insert(out.end(), e.stored.begin(), e.stored.end());
   // Invariant: the pieces add up to the size computed above.
   assert(out.size() == file_size);
-  std::uint8_t* p = out.data();
-  StorePrelude(p, format_version, min_reader_version, static_cast<std::uint32_t>(header.size()),
-               static_cast<std::uint32_t>(directory.size()), file_size);
-  StoreU64(p + 32, Checksum::Of(header).bits());
-  StoreU64(p + 40, Checksum::Of(directory).bits());
-  StoreU64(p + 48, Checksum::Of(ByteView(out).subspan(kPreludeSize)).bits());
-  StoreU64(p + 56, Checksum::Of(ByteView(out).first(56)).bits());
+  StoreFullPrelude(out.data(), format_version, min_reader_version, front,
+                   Checksum::Of(ByteView(out).subspan(kPreludeSize)));
   return out;
 }
 
@@ -287,6 +312,54 @@ Result<Bytes> WriteEncoded(std::uint16_t format_version, std::uint16_t min_reade
   static const std::vector<EncodedChunk> kNone;
   return Assemble(format_version, min_reader_version, header,
                   chunks.rep_ ? chunks.rep_->encoded : kNone);
+}
+
+Result<FilePieces> WriteEncodedPieces(std::uint16_t format_version,
+                                      std::uint16_t min_reader_version, const Header& header,
+                                      EncodedChunks&& chunks) {
+  ROLLY_RETURN_IF_ERROR(CheckVersions(format_version, min_reader_version));
+  ROLLY_RETURN_IF_ERROR(format_internal::CheckHeader(header));
+  static const std::vector<EncodedChunk> kNone;
+  const std::vector<EncodedChunk>& encoded = chunks.rep_ ? chunks.rep_->encoded : kNone;
+  ROLLY_ASSIGN_OR_RETURN(const Front front, EncodeFront(header, encoded));
+
+  ChecksumBuilder file_checksum;
+  file_checksum.Add(front.header).Add(front.directory);
+  for (const EncodedChunk& e : encoded) file_checksum.Add(e.stored);
+
+  FilePieces out;
+  out.size = front.file_size();
+  out.pieces.reserve(1 + encoded.size());
+  Bytes& first = out.pieces.emplace_back();
+  first.reserve(kPreludeSize + front.header.size() + front.directory.size());
+  first.resize(kPreludeSize);
+  first.insert(first.end(), front.header.begin(), front.header.end());
+  first.insert(first.end(), front.directory.begin(), front.directory.end());
+  StoreFullPrelude(first.data(), format_version, min_reader_version, front,
+                   file_checksum.Finish());
+
+  // Nothing can fail from here: take the chunks over and move each one's stored bytes out of
+  // whichever buffer holds them (compressed bytes made by EncodeChunks, the decoded bytes of a
+  // stored chunk, or the bytes as read).
+  EncodedChunks taken = std::move(chunks);
+  if (taken.rep_) {
+    for (std::size_t i = 0; i < taken.rep_->encoded.size(); ++i) {
+      EncodedChunk& e = taken.rep_->encoded[i];
+      Chunk& c = taken.rep_->chunks[i];
+      if (e.stored.empty()) continue;
+      if (e.stored.data() == e.owned.data()) {
+        out.pieces.push_back(std::move(e.owned));
+      } else if (e.stored.data() == c.data().data()) {
+        out.pieces.push_back(c.TakeData());
+      } else {
+        out.pieces.push_back(ChunkAccess::TakeStored(c));
+      }
+      // Invariant: the bytes moved are the ones the directory and checksum describe.
+      assert(out.pieces.back().data() == e.stored.data() &&
+             out.pieces.back().size() == e.stored.size());
+    }
+  }
+  return out;
 }
 
 Result<Prelude> ReadPrelude(ByteView bytes) {

@@ -145,6 +145,8 @@ struct WriteOptions {
 // unsorted list, a level out of range, min_reader_version above this version).
 Result<Bytes> Write(const File& file, const WriteOptions& options = {});
 
+struct FilePieces;
+
 // Chunks encoded ahead of their header: a save compresses its chunks on a worker as soon as it is
 // asked for, before the store knows the header's sequence number. Holds only what goes into the
 // file (compressed bytes, or the bytes of chunks stored as they are). Move-only.
@@ -165,6 +167,9 @@ class EncodedChunks {
   friend Result<Bytes> WriteEncoded(std::uint16_t format_version,
                                     std::uint16_t min_reader_version, const Header& header,
                                     const EncodedChunks& chunks);
+  friend Result<FilePieces> WriteEncodedPieces(std::uint16_t format_version,
+                                               std::uint16_t min_reader_version,
+                                               const Header& header, EncodedChunks&& chunks);
   struct Rep;
   std::unique_ptr<Rep> rep_;
 };
@@ -177,6 +182,24 @@ Result<EncodedChunks> EncodeChunks(std::vector<Chunk> chunks, const WriteOptions
 // with these versions, header and chunks. InvalidInput as Write for the versions and the header.
 Result<Bytes> WriteEncoded(std::uint16_t format_version, std::uint16_t min_reader_version,
                            const Header& header, const EncodedChunks& chunks);
+
+// A file laid out in pieces, for a gather write: their concatenation is the file.
+struct FilePieces {
+  // pieces[0] holds the prelude, the header and the directory; each piece after it holds one
+  // chunk's stored bytes, in directory order (a chunk with no stored bytes has no piece).
+  std::vector<Bytes> pieces;
+  // The file's size: the sum of the pieces' sizes.
+  std::uint64_t size = 0;
+};
+
+// As WriteEncoded, but without copying the chunks into one buffer: the concatenation of the
+// pieces is exactly the bytes WriteEncoded gives for the same arguments (the file checksum is
+// computed across the pieces). Takes the chunks' bytes over: on success `chunks` is left empty
+// (count() 0), and the pieces own the bytes; on failure (InvalidInput as WriteEncoded) `chunks`
+// is left as it was.
+Result<FilePieces> WriteEncodedPieces(std::uint16_t format_version,
+                                      std::uint16_t min_reader_version, const Header& header,
+                                      EncodedChunks&& chunks);
 
 struct ReadOptions {
   // Chunk IDs the caller knows beyond kKnownChunkIds (a game's own chunks).

@@ -95,6 +95,25 @@ void Backend::Write(const FileName& name, Bytes bytes, StatusCallback done) {
   StartWrite(name, std::move(bytes), Track(std::move(done), std::span(kWriteCodes)));
 }
 
+void Backend::Write(const FileName& name, std::vector<Bytes> pieces, StatusCallback done) {
+  StartWritePieces(name, std::move(pieces), Track(std::move(done), std::span(kWriteCodes)));
+}
+
+void Backend::StartWritePieces(const FileName& name, std::vector<Bytes> pieces,
+                               StatusCallback done) {
+  if (pieces.size() == 1) {
+    StartWrite(name, std::move(pieces.front()), std::move(done));
+    return;
+  }
+  std::size_t size = 0;
+  for (const Bytes& piece : pieces) size += piece.size();
+  Bytes bytes;
+  bytes.reserve(size);
+  for (const Bytes& piece : pieces) bytes.insert(bytes.end(), piece.begin(), piece.end());
+  pieces.clear();
+  StartWrite(name, std::move(bytes), std::move(done));
+}
+
 void Backend::Read(const FileName& name, BytesCallback done) {
   ReadPrefix(name, std::numeric_limits<std::size_t>::max(), std::move(done));
 }
@@ -129,6 +148,11 @@ T Wait(Start start) {
 
 Status WriteNow(Backend& backend, const FileName& name, Bytes bytes) {
   return Wait<Status>([&](StatusCallback cb) { backend.Write(name, std::move(bytes), std::move(cb)); });
+}
+
+Status WriteNow(Backend& backend, const FileName& name, std::vector<Bytes> pieces) {
+  return Wait<Status>(
+      [&](StatusCallback cb) { backend.Write(name, std::move(pieces), std::move(cb)); });
 }
 
 Result<Bytes> ReadNow(Backend& backend, const FileName& name) {

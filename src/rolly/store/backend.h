@@ -59,6 +59,11 @@ class Backend {
   Backend& operator=(const Backend&) = delete;
 
   void Write(const FileName& name, Bytes bytes, StatusCallback done);
+  // Writes the concatenation of `pieces` (a gather write): the same file, statuses and counting
+  // as Write of the concatenated bytes. A backend that can write pieces as they are (the folder
+  // backend appends each in turn) never copies them into one buffer; any other concatenates them
+  // first. The pieces are taken over; empty pieces and no pieces at all are allowed.
+  void Write(const FileName& name, std::vector<Bytes> pieces, StatusCallback done);
   void Read(const FileName& name, BytesCallback done);
   void ReadPrefix(const FileName& name, std::size_t max_bytes, BytesCallback done);
   void Exists(const FileName& name, ExistsCallback done);
@@ -86,6 +91,11 @@ class Backend {
   virtual void StartExists(const FileName& name, ExistsCallback done) = 0;
   virtual void StartDelete(const FileName& name, StatusCallback done) = 0;
   virtual void StartList(ListCallback done) = 0;
+  // Writes the concatenation of `pieces`, with StartWrite's contract. The default concatenates
+  // them and calls StartWrite (no copy for a single piece); a backend that can write pieces
+  // without joining them overrides it.
+  virtual void StartWritePieces(const FileName& name, std::vector<Bytes> pieces,
+                                StatusCallback done);
 
  private:
   class Tracker;
@@ -104,6 +114,7 @@ class Backend {
 
 // Blocking forms of the operations, for tools and tests (never on the game thread).
 Status WriteNow(Backend& backend, const FileName& name, Bytes bytes);
+Status WriteNow(Backend& backend, const FileName& name, std::vector<Bytes> pieces);
 Result<Bytes> ReadNow(Backend& backend, const FileName& name);
 Result<Bytes> ReadPrefixNow(Backend& backend, const FileName& name, std::size_t max_bytes);
 Result<bool> ExistsNow(Backend& backend, const FileName& name);

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <ostream>
@@ -81,6 +82,32 @@ TEST_P(BackendConformanceTest, WriteThenReadGivesTheSameBytes) {
     ASSERT_OK_AND_ASSIGN(Bytes back, ReadNow(backend(), name));
     EXPECT_EQ(back, bytes) << "size " << size;
   }
+}
+
+TEST_P(BackendConformanceTest, WriteOfPiecesReadsBackWhole) {
+  const Bytes whole = PatternBytes((std::size_t{1} << 20) + 300, 11);
+  // Pieces of every shape: a small first one, an empty one, large ones, a one-byte one.
+  const std::size_t cuts[] = {0, 100, 100, 4096, 600000, (std::size_t{1} << 20) + 299};
+  std::vector<Bytes> pieces;
+  std::size_t from = 0;
+  for (const std::size_t to : cuts) {
+    pieces.emplace_back(whole.begin() + static_cast<std::ptrdiff_t>(from),
+                        whole.begin() + static_cast<std::ptrdiff_t>(to));
+    from = to;
+  }
+  pieces.emplace_back(whole.begin() + static_cast<std::ptrdiff_t>(from), whole.end());
+  const FileName name = Slot("pieces");
+  ASSERT_OK(WriteNow(backend(), name, PatternBytes(5000, 1)));
+  ASSERT_OK(WriteNow(backend(), name, std::move(pieces)));
+  ASSERT_OK_AND_ASSIGN(Bytes back, ReadNow(backend(), name));
+  EXPECT_EQ(back, whole);
+  // One piece, and none at all.
+  ASSERT_OK(WriteNow(backend(), name, std::vector<Bytes>{PatternBytes(70, 2)}));
+  ASSERT_OK_AND_ASSIGN(Bytes one, ReadNow(backend(), name));
+  EXPECT_EQ(one, PatternBytes(70, 2));
+  ASSERT_OK(WriteNow(backend(), name, std::vector<Bytes>()));
+  ASSERT_OK_AND_ASSIGN(Bytes none, ReadNow(backend(), name));
+  EXPECT_TRUE(none.empty());
 }
 
 TEST_P(BackendConformanceTest, OverwriteReplacesEveryByte) {

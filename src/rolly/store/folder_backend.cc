@@ -73,14 +73,15 @@ void FolderBackend::RemoveTemp(const std::string& temp) {
   if (!s.ok() && s.code() != StatusCode::kNotFound) stale_temp_ = temp;
 }
 
-Status FolderBackend::WriteTemp(const std::string& temp, const Bytes& bytes, bool sync) {
+Status FolderBackend::WriteTemp(const std::string& temp, const std::vector<Bytes>& pieces,
+                                bool sync) {
   ROLLY_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs_->NewWritableFile(temp));
-  ROLLY_RETURN_IF_ERROR(file->Append(bytes));
+  for (const Bytes& piece : pieces) ROLLY_RETURN_IF_ERROR(file->Append(piece));
   if (sync) ROLLY_RETURN_IF_ERROR(file->Sync());
   return file->Close();
 }
 
-Status FolderBackend::DoWrite(const FileName& name, const Bytes& bytes) {
+Status FolderBackend::DoWrite(const FileName& name, const std::vector<Bytes>& pieces) {
   ROLLY_RETURN_IF_ERROR(EnsureFolder());
   if (stale_temp_) {
     const std::string stale = *std::exchange(stale_temp_, std::nullopt);
@@ -88,16 +89,18 @@ Status FolderBackend::DoWrite(const FileName& name, const Bytes& bytes) {
   }
   // The check is advisory: a file system that cannot say (statvfs failing) still gets the write,
   // which answers NoSpace itself if the disk is full.
+  std::uint64_t size = 0;
+  for (const Bytes& piece : pieces) size += piece.size();
   const Result<std::uint64_t> free = fs_->FreeSpace(folder_);
-  if (free.ok() && (*free < margin_ || *free - margin_ < bytes.size())) {
+  if (free.ok() && (*free < margin_ || *free - margin_ < size)) {
     return NoSpaceError(fmt::format("{} needs {} bytes and {} to spare; {} bytes are free",
-                                    folder_, bytes.size(), margin_, *free));
+                                    folder_, size, margin_, *free));
   }
   // A slot index is a cache of the saves' headers, checked and rebuilt when damaged: it is
   // replaced atomically but not flushed, so keeping it costs no fsync of its own.
   const bool durable = name.kind() != FileKind::kIndex;
   const std::string temp = TempPathOf(name);
-  if (Status s = WriteTemp(temp, bytes, durable); !s.ok()) {
+  if (Status s = WriteTemp(temp, pieces, durable); !s.ok()) {
     // The folder went away under us: make it again at the next write.
     if (s.code() == StatusCode::kNotFound) folder_ready_ = false;
     RemoveTemp(temp);
@@ -111,8 +114,15 @@ Status FolderBackend::DoWrite(const FileName& name, const Bytes& bytes) {
 }
 
 void FolderBackend::StartWrite(const FileName& name, Bytes bytes, StatusCallback done) {
-  io_.Post([this, name, bytes = std::move(bytes), done = std::move(done)] {
-    done(Only(DoWrite(name, bytes), {StatusCode::kNoSpace}));
+  std::vector<Bytes> pieces;
+  pieces.push_back(std::move(bytes));
+  StartWritePieces(name, std::move(pieces), std::move(done));
+}
+
+void FolderBackend::StartWritePieces(const FileName& name, std::vector<Bytes> pieces,
+                                     StatusCallback done) {
+  io_.Post([this, name, pieces = std::move(pieces), done = std::move(done)] {
+    done(Only(DoWrite(name, pieces), {StatusCode::kNoSpace}));
   });
 }
 

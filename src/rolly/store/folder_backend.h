@@ -4,7 +4,9 @@
 // A write never leaves a file half written under its name. It runs these steps:
 //   1. free space: NoSpace when the folder's file system cannot hold the bytes plus a margin
 //      (options.free_space_margin); nothing is written then;
-//   2. write every byte to "<name>.tmp" in the same folder (created or truncated);
+//   2. write every byte to "<name>.tmp" in the same folder (created or truncated); a write of
+//      pieces (Backend::Write of a std::vector<Bytes>) appends each piece in turn, never joining
+//      them in memory, and the free-space check of step 1 counts their total;
 //   3. fsync it, close it;
 //   4. rename it over "<name>" (atomic: a reader sees the old bytes or the new, never a mix);
 //   5. fsync the folder, so the new name survives a power cut.
@@ -47,6 +49,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "rolly/core/worker_pool.h"
 #include "rolly/store/backend.h"
@@ -79,6 +82,10 @@ class FolderBackend : public Backend {
 
  protected:
   void StartWrite(const FileName& name, Bytes bytes, StatusCallback done) override;
+  // Appends each piece to the temporary file in turn: every step and status of a write, with no
+  // concatenation.
+  void StartWritePieces(const FileName& name, std::vector<Bytes> pieces,
+                        StatusCallback done) override;
   void StartRead(const FileName& name, std::size_t max_bytes, BytesCallback done) override;
   void StartExists(const FileName& name, ExistsCallback done) override;
   void StartDelete(const FileName& name, StatusCallback done) override;
@@ -88,8 +95,8 @@ class FolderBackend : public Backend {
   // These run on the I/O thread only, and so touch the members below without a lock.
   void Open();
   Status EnsureFolder();
-  Status DoWrite(const FileName& name, const Bytes& bytes);
-  Status WriteTemp(const std::string& temp, const Bytes& bytes, bool sync);
+  Status DoWrite(const FileName& name, const std::vector<Bytes>& pieces);
+  Status WriteTemp(const std::string& temp, const std::vector<Bytes>& pieces, bool sync);
   void RemoveTemp(const std::string& temp);
 
   const std::string folder_;

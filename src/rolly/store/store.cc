@@ -350,16 +350,18 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     if (auto newest = c.Newest()) sequence = c.Of(*newest).sequence + 1;
     job.header.slot_name = job.slot;
     job.header.sequence = sequence;
-    Result<Bytes> bytes =
-        format::WriteEncoded(job.format_version, job.min_reader_version, job.header, **job.encoded);
-    if (!bytes.ok()) return bytes.status();
-    const std::uint64_t size = bytes->size();
+    // The file as pieces, the chunks' bytes moved rather than copied into one buffer: the folder
+    // backend appends them in turn.
+    Result<format::FilePieces> pieces = format::WriteEncodedPieces(
+        job.format_version, job.min_reader_version, job.header, std::move(**job.encoded));
+    if (!pieces.ok()) return pieces.status();
+    const std::uint64_t size = pieces->size;
 
     // Until the backend answers, the target counts as damaged.
     c.Of(target) = CopyInfo{CopyState::kDamaged, 0, 0, DamagedError("a save to it did not finish")};
     SetCopies(job.name, c);
     const FileName target_name = job.name.copy() == target ? job.name : job.name.Other();
-    const Status written = WriteNow(backend_, target_name, std::move(bytes).value());
+    const Status written = WriteNow(backend_, target_name, std::move(pieces->pieces));
     if (!written.ok()) {
       // The copy may hold its old bytes, nothing valid, or (over a network) the new save: it is
       // unknown until read again, so the next operation reads both copies first.
