@@ -1,0 +1,343 @@
+#include "rolly/record/apply.h"
+
+#include <cstddef>
+#include <new>
+#include <string>
+#include <utility>
+
+#include "rolly/reflect/value_types.h"
+
+namespace rolly::record {
+namespace {
+
+using reflect::Kind;
+using reflect::Type;
+
+// Storage for a temporary value of `t` (a set or map key, a value for a setter).
+class Temp {
+ public:
+  explicit Temp(const Type& t) : t_(t) {
+    at_ = t.size <= sizeof(small_) && t.align <= alignof(std::max_align_t)
+              ? static_cast<void*>(small_)
+              : ::operator new(t.size, std::align_val_t(t.align));
+    t.construct(at_);
+  }
+  ~Temp() {
+    t_.destroy(at_);
+    if (at_ != static_cast<void*>(small_)) ::operator delete(at_, std::align_val_t(t_.align));
+  }
+  Temp(const Temp&) = delete;
+  Temp& operator=(const Temp&) = delete;
+  void* get() { return at_; }
+
+ private:
+  const Type& t_;
+  alignas(std::max_align_t) unsigned char small_[128];
+  void* at_;
+};
+
+bool ReadF(ByteReader& in, float* f) { return in.F32(f); }
+bool ReadF(ByteReader& in, double* f) { return in.F64(f); }
+template <typename... F>
+bool ReadFloats(ByteReader& in, F*... f) {
+  return (ReadF(in, f) && ...);
+}
+
+Status Truncated() { return DamagedError("a checked record did not read back"); }
+
+}  // namespace
+
+std::string Applier::PathText(const Path* path) {
+  std::string text;
+  for (const Path* p = path; p != nullptr; p = p->parent) {
+    text = text.empty() ? p->name.str() : p->name.str() + "." + text;
+  }
+  return text;
+}
+
+bool Applier::Matches(std::uint32_t saved, const Type& live) {
+  auto key = std::make_pair(saved, &live);
+  auto it = matches_.find(key);
+  if (it != matches_.end()) return it->second;
+  const SavedType& t = tables_.types()[saved];
+  bool result = t.kind == SavedKindOf(live.kind);
+  if (result) {
+    switch (t.kind) {
+      case SavedKind::kEnum: {
+        Name saved_name = tables_.names()[t.a];
+        result = saved_name == live.enum_info->name() ||
+                 registry_.FindEnum(saved_name) == live.enum_info;
+        break;
+      }
+      case SavedKind::kStruct: {
+        Name saved_name = tables_.names()[tables_.layouts()[t.a].name];
+        result = saved_name == live.class_info->name() ||
+                 registry_.FindStruct(saved_name) == live.class_info;
+        break;
+      }
+      case SavedKind::kArray:
+        result = t.count == live.fixed_count && Matches(t.a, *live.element);
+        break;
+      case SavedKind::kMap:
+        result = Matches(t.a, *live.element) && Matches(t.b, *live.mapped);
+        break;
+      case SavedKind::kVector:
+      case SavedKind::kSet:
+      case SavedKind::kOptional:
+        result = Matches(t.a, *live.element);
+        break;
+      default:
+        break;
+    }
+  }
+  matches_.emplace(key, result);
+  return result;
+}
+
+const Applier::Binding& Applier::Bind(std::uint32_t layout, const reflect::ClassInfo& cls) {
+  auto& slot = bindings_[std::make_pair(layout, &cls)];
+  if (slot) return *slot;
+  slot = std::make_unique<Binding>();
+  slot->cls = &cls;
+  for (const LayoutField& f : tables_.layouts()[layout].fields) {
+    FieldBinding b;
+    b.saved_type = f.type;
+    Name name = tables_.names()[f.name];
+    b.field = registry_.FindSavedField(cls, name);
+    if (b.field == nullptr) {
+      b.skip_message =
+          "field " + name.str() + " of " + cls.name().str() + " is no longer saved: skipped";
+    } else {
+      b.matches = Matches(f.type, b.field->type());
+      if (!b.matches) {
+        b.skip_message = "field " + name.str() + " was saved as " + tables_.Describe(f.type) +
+                         " and is now " + reflect::DescribeType(b.field->type()) + ": skipped";
+      }
+    }
+    slot->fields.push_back(std::move(b));
+  }
+  return *slot;
+}
+
+Status Applier::ReadFields(ByteReader& in, std::uint32_t layout, const reflect::ClassInfo& cls,
+                           void* object, int depth, const Path* path) {
+  const Binding& binding = Bind(layout, cls);
+  for (const FieldBinding& b : binding.fields) {
+    if (!b.matches) {
+      if (messages_) {
+        messages_->push_back(path ? PathText(path) + ": " + b.skip_message : b.skip_message);
+      }
+      ROLLY_RETURN_IF_ERROR(SkipValue(in, tables_, b.saved_type, depth, &elements_));
+      continue;
+    }
+    Path here{path, b.field->name()};
+    if (b.field->property->setter) {
+      Temp temp(b.field->type());
+      ROLLY_RETURN_IF_ERROR(Read(in, b.saved_type, b.field->type(), temp.get(), depth, &here));
+      b.field->Set(object, temp.get());
+    } else {
+      ROLLY_RETURN_IF_ERROR(
+          Read(in, b.saved_type, b.field->type(), b.field->Address(object), depth, &here));
+    }
+  }
+  return OkStatus();
+}
+
+Status Applier::Read(ByteReader& in, std::uint32_t saved, const Type& live, void* v, int depth,
+                     const Path* path) {
+  const SavedType& t = tables_.types()[saved];
+  std::uint64_t u = 0;
+  std::int64_t s = 0;
+  bool ok = true;
+  switch (live.kind) {
+    case Kind::kBool: {
+      std::uint8_t b = 0;
+      ok = in.U8(&b);
+      *static_cast<bool*>(v) = b != 0;
+      break;
+    }
+    case Kind::kInt8:
+      ok = in.SignedVarint(&s);
+      *static_cast<std::int8_t*>(v) = static_cast<std::int8_t>(s);
+      break;
+    case Kind::kInt16:
+      ok = in.SignedVarint(&s);
+      *static_cast<std::int16_t*>(v) = static_cast<std::int16_t>(s);
+      break;
+    case Kind::kInt32:
+      ok = in.SignedVarint(&s);
+      *static_cast<std::int32_t*>(v) = static_cast<std::int32_t>(s);
+      break;
+    case Kind::kInt64:
+      ok = in.SignedVarint(&s);
+      *static_cast<std::int64_t*>(v) = s;
+      break;
+    case Kind::kUInt8:
+      ok = in.Varint(&u);
+      *static_cast<std::uint8_t*>(v) = static_cast<std::uint8_t>(u);
+      break;
+    case Kind::kUInt16:
+      ok = in.Varint(&u);
+      *static_cast<std::uint16_t*>(v) = static_cast<std::uint16_t>(u);
+      break;
+    case Kind::kUInt32:
+      ok = in.Varint(&u);
+      *static_cast<std::uint32_t*>(v) = static_cast<std::uint32_t>(u);
+      break;
+    case Kind::kUInt64:
+      ok = in.Varint(&u);
+      *static_cast<std::uint64_t*>(v) = u;
+      break;
+    case Kind::kFloat:
+      ok = in.F32(static_cast<float*>(v));
+      break;
+    case Kind::kDouble:
+      ok = in.F64(static_cast<double*>(v));
+      break;
+    case Kind::kString:
+    case Kind::kSoftPath: {
+      std::string_view text;
+      ok = in.LengthPrefixed(kMaxStringBytes, &text);
+      std::string& out = live.kind == Kind::kString ? *static_cast<std::string*>(v)
+                                                    : static_cast<reflect::SoftPath*>(v)->path;
+      out.assign(text);
+      break;
+    }
+    case Kind::kName:
+      ok = in.VarintAtMost(tables_.names().size(), &u);
+      if (ok) *static_cast<Name*>(v) = u == 0 ? Name() : tables_.names()[u - 1];
+      break;
+    case Kind::kGuid: {
+      std::uint64_t high = 0, low = 0;
+      ok = in.U64(&high) && in.U64(&low);
+      *static_cast<Guid*>(v) = Guid(high, low);
+      break;
+    }
+    case Kind::kColor: {
+      auto& c = *static_cast<reflect::Color*>(v);
+      ok = ReadFloats(in, &c.r, &c.g, &c.b, &c.a);
+      break;
+    }
+    case Kind::kDateTime:
+      ok = in.I64(&static_cast<reflect::DateTime*>(v)->ticks);
+      break;
+#define ROLLY_VEC(K, T, ...)                \
+  case Kind::K: {                           \
+    auto& x = *static_cast<reflect::T*>(v); \
+    ok = ReadFloats(in, __VA_ARGS__);       \
+    break;                                  \
+  }
+      ROLLY_VEC(kVector2f, Vector2f, &x.x, &x.y)
+      ROLLY_VEC(kVector2d, Vector2d, &x.x, &x.y)
+      ROLLY_VEC(kVector3f, Vector3f, &x.x, &x.y, &x.z)
+      ROLLY_VEC(kVector3d, Vector3d, &x.x, &x.y, &x.z)
+      ROLLY_VEC(kVector4f, Vector4f, &x.x, &x.y, &x.z, &x.w)
+      ROLLY_VEC(kVector4d, Vector4d, &x.x, &x.y, &x.z, &x.w)
+      ROLLY_VEC(kQuatf, Quatf, &x.x, &x.y, &x.z, &x.w)
+      ROLLY_VEC(kQuatd, Quatd, &x.x, &x.y, &x.z, &x.w)
+      ROLLY_VEC(kRotatorf, Rotatorf, &x.pitch, &x.yaw, &x.roll)
+      ROLLY_VEC(kRotatord, Rotatord, &x.pitch, &x.yaw, &x.roll)
+      ROLLY_VEC(kTransformf, Transformf, &x.rotation.x, &x.rotation.y, &x.rotation.z, &x.rotation.w,
+                &x.translation.x, &x.translation.y, &x.translation.z, &x.scale.x, &x.scale.y,
+                &x.scale.z)
+      ROLLY_VEC(kTransformd, Transformd, &x.rotation.x, &x.rotation.y, &x.rotation.z, &x.rotation.w,
+                &x.translation.x, &x.translation.y, &x.translation.z, &x.scale.x, &x.scale.y,
+                &x.scale.z)
+#undef ROLLY_VEC
+    case Kind::kEnum: {
+      ok = in.VarintAtMost(tables_.names().size() - 1, &u);
+      if (!ok) break;
+      Name value_name = tables_.names()[u];
+      std::optional<std::int64_t> number = registry_.FindEnumValue(*live.enum_info, value_name);
+      if (number) {
+        live.enum_ops->set(v, *number);
+      } else if (messages_) {
+        messages_->push_back("field " + PathText(path) + ": enum " + live.enum_info->name().str() +
+                             " has no value " + value_name.str() + ": left as it was");
+      }
+      break;
+    }
+    case Kind::kStruct:
+      return ReadFields(in, t.a, *live.class_info, v, depth + 1, path);
+    case Kind::kOptional: {
+      std::uint8_t b = 0;
+      if (!in.U8(&b)) return Truncated();
+      if (b == 0) {
+        live.optional->reset(v);
+        return OkStatus();
+      }
+      return Read(in, t.a, *live.element, live.optional->emplace(v), depth + 1, path);
+    }
+    case Kind::kVector:
+    case Kind::kArray: {
+      if (!in.Varint(&u)) return Truncated();
+      if (live.kind == Kind::kVector) live.container->resize(v, u);
+      if (u != live.container->size(v)) return Truncated();
+      for (std::uint64_t i = 0; i < u; ++i) {
+        ROLLY_RETURN_IF_ERROR(
+            Read(in, t.a, *live.element, live.container->element(v, i), depth + 1, path));
+      }
+      return OkStatus();
+    }
+    case Kind::kSet:
+    case Kind::kMap: {
+      if (!in.Varint(&u)) return Truncated();
+      live.container->clear(v);
+      for (std::uint64_t i = 0; i < u; ++i) {
+        Temp key(*live.element);
+        ROLLY_RETURN_IF_ERROR(Read(in, t.a, *live.element, key.get(), depth + 1, path));
+        bool inserted = false;
+        void* mapped = live.container->insert(v, key.get(), &inserted);
+        if (live.kind == Kind::kMap) {
+          if (inserted) {
+            ROLLY_RETURN_IF_ERROR(Read(in, t.b, *live.mapped, mapped, depth + 1, path));
+          } else {
+            ROLLY_RETURN_IF_ERROR(SkipValue(in, tables_, t.b, depth + 1, &elements_));
+          }
+        }
+        if (!inserted && messages_) {
+          messages_->push_back("field " + PathText(path) + ": a key saved twice: kept the first");
+        }
+      }
+      return OkStatus();
+    }
+    default:
+      return NewerVersionError("field " + PathText(path) + ": " + reflect::DescribeType(live) +
+                               " is not read by this version");
+  }
+  return ok ? OkStatus() : Truncated();
+}
+
+Status Applier::Apply(const Record& record, const reflect::ClassInfo& cls, void* object,
+                      std::vector<std::string>* messages) {
+  if (!IsKnownObjectKind(record.kind)) {
+    return InvalidInputError("record of kind " + std::to_string(record.kind) +
+                             " is not an object record this version applies");
+  }
+  if (record.layout >= tables_.layouts().size()) return InvalidInputError("record of other tables");
+  Name saved_class = tables_.names()[tables_.layouts()[record.layout].name];
+  if (saved_class != cls.name() && registry_.FindClass(saved_class) != &cls) {
+    return InvalidInputError("a record of class " + saved_class.str() +
+                             " cannot apply to an object of class " + cls.name().str());
+  }
+  const Section* prop = record.Find(kPropSection);
+  if (prop == nullptr) return InvalidInputError("a record without PROP");
+  messages_ = messages;
+  elements_ = 0;
+  ByteReader in(prop->bytes);
+  Status status = ReadFields(in, record.layout, cls, object, 1, nullptr);
+  messages_ = nullptr;
+  ROLLY_RETURN_IF_ERROR(status);
+  const Section* extra = record.Find(kExtraSection);
+  if (extra != nullptr) {
+    if (reflect::TypeRegistry::HasExtra(cls)) {
+      ROLLY_RETURN_IF_ERROR(reflect::TypeRegistry::ReadExtra(cls, object, AsChars(extra->bytes)));
+    } else if (messages) {
+      messages->push_back("class " + cls.name().str() +
+                          " has no save-extra hook now: its saved extra bytes were skipped");
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace rolly::record

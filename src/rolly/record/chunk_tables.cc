@@ -1,0 +1,358 @@
+#include "rolly/record/chunk_tables.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "rolly/core/utf8.h"
+
+namespace rolly::record {
+namespace {
+
+using reflect::Kind;
+static_assert(static_cast<int>(Kind::kBool) == static_cast<int>(SavedKind::kBool));
+static_assert(static_cast<int>(Kind::kSoftPath) == static_cast<int>(SavedKind::kSoftPath));
+static_assert(static_cast<int>(Kind::kStruct) == static_cast<int>(SavedKind::kStruct));
+static_assert(static_cast<int>(Kind::kOptional) == static_cast<int>(SavedKind::kOptional));
+static_assert(static_cast<int>(Kind::kPropertyBag) == static_cast<int>(SavedKind::kPropertyBag));
+
+constexpr std::uint8_t kLastKind = static_cast<std::uint8_t>(SavedKind::kPropertyBag);
+
+bool HasElement(SavedKind k) {
+  return k == SavedKind::kVector || k == SavedKind::kArray || k == SavedKind::kSet ||
+         k == SavedKind::kMap || k == SavedKind::kOptional;
+}
+
+}  // namespace
+
+SavedKind SavedKindOf(reflect::Kind kind) { return static_cast<SavedKind>(kind); }
+
+std::string_view SavedKindName(SavedKind kind) {
+  if (static_cast<std::uint8_t>(kind) > kLastKind) return "Unknown";
+  return reflect::KindName(static_cast<reflect::Kind>(kind));
+}
+
+bool IsSupported(SavedKind kind) {
+  switch (kind) {
+    case SavedKind::kText:
+    case SavedKind::kOwned:
+    case SavedKind::kReference:
+    case SavedKind::kInstancedStruct:
+    case SavedKind::kPropertyBag:
+      return false;
+    default:
+      return static_cast<std::uint8_t>(kind) <= kLastKind;
+  }
+}
+
+Result<std::uint32_t> ChunkTables::AddName(Name name) {
+  auto it = name_index_.find(name);
+  if (it != name_index_.end()) return it->second;
+  if (name.view().empty() || name.view().size() > kMaxNameBytes || !IsValidUtf8(name.view()) ||
+      name.view().find('\0') != std::string_view::npos) {
+    return InvalidDataError("name \"" + std::string(name.view().substr(0, 64)) +
+                            "\" cannot be saved: names are 1 to 1,024 bytes of UTF-8");
+  }
+  auto index = static_cast<std::uint32_t>(names_.size());
+  names_.push_back(name);
+  name_index_.emplace(name, index);
+  return index;
+}
+
+std::optional<std::uint32_t> ChunkTables::FindName(Name name) const {
+  auto it = name_index_.find(name);
+  if (it == name_index_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::uint32_t ChunkTables::Push(const SavedType& type) {
+  int depth = 1;
+  if (HasElement(type.kind)) depth = depths_[type.a] + 1;
+  if (type.kind == SavedKind::kMap) depth = std::max(depth, depths_[type.b] + 1);
+  auto index = static_cast<std::uint32_t>(types_.size());
+  types_.push_back(type);
+  depths_.push_back(depth);
+  return index;
+}
+
+std::uint32_t ChunkTables::AddType(const SavedType& type) {
+  auto key = std::make_tuple(static_cast<std::uint8_t>(type.kind), type.a, type.b, type.count);
+  auto it = type_index_.find(key);
+  if (it != type_index_.end()) return it->second;
+  std::uint32_t index = Push(type);
+  type_index_.emplace(key, index);
+  return index;
+}
+
+Result<std::uint32_t> ChunkTables::AddLiveType(const reflect::Type& type) {
+  return AddLiveType(type, 1);
+}
+
+Result<std::uint32_t> ChunkTables::AddLiveType(const reflect::Type& type, int depth) {
+  auto it = live_type_index_.find(&type);
+  if (it != live_type_index_.end()) return it->second;
+  if (depth > kMaxTypeDepth) return InvalidDataError("a saved type nests past 64 levels");
+  SavedType saved;
+  saved.kind = SavedKindOf(type.kind);
+  if (!IsSupported(saved.kind)) {
+    return InvalidDataError("type " + reflect::DescribeType(type) +
+                            " is not saved by this version of the record layer");
+  }
+  switch (saved.kind) {
+    case SavedKind::kEnum: {
+      ROLLY_ASSIGN_OR_RETURN(saved.a, AddName(type.enum_info->name()));
+      break;
+    }
+    case SavedKind::kStruct: {
+      ROLLY_ASSIGN_OR_RETURN(saved.a, AddLayout(*type.class_info));
+      break;
+    }
+    case SavedKind::kMap: {
+      ROLLY_ASSIGN_OR_RETURN(saved.a, AddLiveType(*type.element, depth + 1));
+      ROLLY_ASSIGN_OR_RETURN(saved.b, AddLiveType(*type.mapped, depth + 1));
+      break;
+    }
+    case SavedKind::kArray:
+      if (type.fixed_count == 0 || type.fixed_count > kMaxArrayCount) {
+        return InvalidDataError("an array of " + std::to_string(type.fixed_count) +
+                                " elements cannot be saved (1 to 1,048,576)");
+      }
+      saved.count = static_cast<std::uint32_t>(type.fixed_count);
+      [[fallthrough]];
+    case SavedKind::kVector:
+    case SavedKind::kSet:
+    case SavedKind::kOptional: {
+      ROLLY_ASSIGN_OR_RETURN(saved.a, AddLiveType(*type.element, depth + 1));
+      break;
+    }
+    default:
+      break;
+  }
+  if (HasElement(saved.kind) &&
+      std::max(depths_[saved.a], saved.kind == SavedKind::kMap ? depths_[saved.b] : 0) >=
+          kMaxTypeDepth) {
+    return InvalidDataError("a saved type nests past 64 levels");
+  }
+  std::uint32_t index = AddType(saved);
+  live_type_index_.emplace(&type, index);
+  return index;
+}
+
+Result<std::uint32_t> ChunkTables::AddLayout(const reflect::ClassInfo& cls) {
+  auto it = layout_index_.find(&cls);
+  if (it != layout_index_.end()) return it->second;
+  const reflect::ClassPlan& plan = cls.Plan();
+  if (plan.fields.size() > kMaxLayoutFields) {
+    return InvalidDataError("class " + cls.name().str() + " has more than 4,096 saved fields");
+  }
+  if (layouts_.size() >= kMaxLayouts)
+    return InvalidDataError("more than 65,536 layouts in a chunk");
+  // Reserve the slot first so a struct holding containers of itself finds its layout.
+  auto index = static_cast<std::uint32_t>(layouts_.size());
+  layouts_.emplace_back();
+  layout_index_.emplace(&cls, index);
+  Layout layout;
+  Status status;
+  auto fail = [&](Status s) {
+    layout_index_.erase(&cls);
+    return s;
+  };
+  Result<std::uint32_t> name = AddName(cls.name());
+  if (!name.ok()) return fail(name.status());
+  layout.name = *name;
+  for (const reflect::PlanField& f : plan.fields) {
+    Result<std::uint32_t> field_name = AddName(f.name());
+    if (!field_name.ok()) return fail(field_name.status());
+    Result<std::uint32_t> field_type = AddLiveType(f.type());
+    if (!field_type.ok()) {
+      return fail(InvalidDataError("class " + cls.name().str() + " field " + f.name().str() + ": " +
+                                   std::string(field_type.status().message())));
+    }
+    layout.fields.push_back({*field_name, *field_type});
+  }
+  layouts_[index] = std::move(layout);
+  return index;
+}
+
+std::uint32_t ChunkTables::AppendLayout(Layout layout) {
+  auto index = static_cast<std::uint32_t>(layouts_.size());
+  layouts_.push_back(std::move(layout));
+  return index;
+}
+
+std::string ChunkTables::Describe(std::uint32_t index) const {
+  if (index >= types_.size()) return "?";
+  const SavedType& t = types_[index];
+  std::string kind(SavedKindName(t.kind));
+  switch (t.kind) {
+    case SavedKind::kEnum:
+      return "Enum " + names_[t.a].str();
+    case SavedKind::kStruct:
+      return "Struct " + names_[layouts_[t.a].name].str();
+    case SavedKind::kMap:
+      return kind + "<" + Describe(t.a) + ", " + Describe(t.b) + ">";
+    case SavedKind::kArray:
+      return kind + "<" + Describe(t.a) + ", " + std::to_string(t.count) + ">";
+    case SavedKind::kVector:
+    case SavedKind::kSet:
+    case SavedKind::kOptional:
+      return kind + "<" + Describe(t.a) + ">";
+    default:
+      return kind;
+  }
+}
+
+void ChunkTables::Encode(ByteWriter& out) const {
+  out.U8(0);
+  out.Varint(names_.size());
+  for (Name n : names_) out.LengthPrefixed(n.view());
+  out.Varint(types_.size());
+  for (const SavedType& t : types_) {
+    out.U8(static_cast<std::uint8_t>(t.kind));
+    switch (t.kind) {
+      case SavedKind::kEnum:
+      case SavedKind::kStruct:
+      case SavedKind::kVector:
+      case SavedKind::kSet:
+      case SavedKind::kOptional:
+        out.Varint(t.a);
+        break;
+      case SavedKind::kArray:
+        out.Varint(t.a);
+        out.Varint(t.count);
+        break;
+      case SavedKind::kMap:
+        out.Varint(t.a);
+        out.Varint(t.b);
+        break;
+      default:
+        break;
+    }
+  }
+  out.Varint(layouts_.size());
+  for (const Layout& l : layouts_) {
+    out.Varint(l.name);
+    out.Varint(l.fields.size());
+    for (const LayoutField& f : l.fields) {
+      out.Varint(f.name);
+      out.Varint(f.type);
+    }
+  }
+}
+
+Result<ChunkTables> DecodeTables(ByteView record) {
+  ByteReader in(record);
+  auto damaged = [](std::string_view what) {
+    return DamagedError("record 0 (tables): " + std::string(what));
+  };
+  std::uint8_t kind = 0;
+  if (!in.U8(&kind) || kind != 0) return damaged("not a TABLES record");
+  ChunkTables tables;
+  std::uint64_t count = 0;
+  if (!in.VarintAtMost(std::min<std::uint64_t>(kMaxNames, in.remaining()), &count)) {
+    return damaged("bad name count");
+  }
+  tables.names_.reserve(count);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::string_view text;
+    if (!in.LengthPrefixed(kMaxNameBytes, &text) || text.empty() || !IsValidUtf8(text) ||
+        text.find('\0') != std::string_view::npos) {
+      return damaged("name " + std::to_string(i) + " is not 1 to 1,024 bytes of UTF-8");
+    }
+    Name name(text);
+    if (!tables.name_index_.emplace(name, static_cast<std::uint32_t>(i)).second) {
+      return damaged("name " + std::to_string(i) + " repeats an earlier name");
+    }
+    tables.names_.push_back(name);
+  }
+  if (!in.VarintAtMost(std::min<std::uint64_t>(kMaxTypes, in.remaining()), &count)) {
+    return damaged("bad type count");
+  }
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> struct_layouts;  // (type, layout)
+  tables.types_.reserve(count);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::uint8_t k = 0;
+    if (!in.U8(&k)) return damaged("truncated type " + std::to_string(i));
+    SavedType t;
+    t.kind = static_cast<SavedKind>(k);
+    if (!IsSupported(t.kind)) {
+      return NewerVersionError("record 0 (tables): saved kind " + std::to_string(k) + " of type " +
+                               std::to_string(i) + " is not supported by this version");
+    }
+    std::uint64_t a = 0, b = 0, n = 0;
+    bool ok = true;
+    switch (t.kind) {
+      case SavedKind::kEnum:
+        ok = in.VarintAtMost(tables.names_.empty() ? 0 : tables.names_.size() - 1, &a) &&
+             !tables.names_.empty();
+        break;
+      case SavedKind::kStruct:
+        ok = in.VarintAtMost(kMaxLayouts - 1, &a);
+        struct_layouts.emplace_back(static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(a));
+        break;
+      case SavedKind::kVector:
+      case SavedKind::kSet:
+      case SavedKind::kOptional:
+        ok = i > 0 && in.VarintAtMost(i - 1, &a);
+        break;
+      case SavedKind::kArray:
+        ok = i > 0 && in.VarintAtMost(i - 1, &a) && in.VarintAtMost(kMaxArrayCount, &n) && n > 0;
+        break;
+      case SavedKind::kMap:
+        ok = i > 0 && in.VarintAtMost(i - 1, &a) && in.VarintAtMost(i - 1, &b);
+        break;
+      default:
+        break;
+    }
+    if (!ok) return damaged("type " + std::to_string(i) + " has a bad parameter");
+    t.a = static_cast<std::uint32_t>(a);
+    t.b = static_cast<std::uint32_t>(b);
+    t.count = static_cast<std::uint32_t>(n);
+    tables.type_index_.emplace(std::make_tuple(k, t.a, t.b, t.count),
+                               static_cast<std::uint32_t>(i));
+    tables.Push(t);
+    if (tables.depths_.back() > kMaxTypeDepth) {
+      return damaged("type " + std::to_string(i) + " nests past 64 levels");
+    }
+  }
+  if (!in.VarintAtMost(std::min<std::uint64_t>(kMaxLayouts, in.remaining()), &count)) {
+    return damaged("bad layout count");
+  }
+  tables.layouts_.reserve(count);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    Layout layout;
+    std::uint64_t name = 0, fields = 0;
+    if (tables.names_.empty() || !in.VarintAtMost(tables.names_.size() - 1, &name) ||
+        !in.VarintAtMost(std::min<std::uint64_t>(kMaxLayoutFields, in.remaining()), &fields)) {
+      return damaged("layout " + std::to_string(i) + " has a bad name or field count");
+    }
+    layout.name = static_cast<std::uint32_t>(name);
+    layout.fields.reserve(fields);
+    for (std::uint64_t f = 0; f < fields; ++f) {
+      std::uint64_t fname = 0, ftype = 0;
+      if (!in.VarintAtMost(tables.names_.size() - 1, &fname) || tables.types_.empty() ||
+          !in.VarintAtMost(tables.types_.size() - 1, &ftype)) {
+        return damaged("layout " + std::to_string(i) + " field " + std::to_string(f) +
+                       " has a bad name or type");
+      }
+      for (const LayoutField& other : layout.fields) {
+        if (other.name == fname) {
+          return damaged("layout " + std::to_string(i) + " names field " +
+                         tables.names_[fname].str() + " twice");
+        }
+      }
+      layout.fields.push_back(
+          {static_cast<std::uint32_t>(fname), static_cast<std::uint32_t>(ftype)});
+    }
+    tables.layouts_.push_back(std::move(layout));
+  }
+  for (auto [type, layout] : struct_layouts) {
+    if (layout >= tables.layouts_.size()) {
+      return damaged("type " + std::to_string(type) + " names a layout past the table");
+    }
+  }
+  if (!in.ok() || !in.empty()) return damaged("bytes after the layouts");
+  return tables;
+}
+
+}  // namespace rolly::record

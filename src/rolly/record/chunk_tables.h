@@ -1,0 +1,171 @@
+// The tables of a record chunk (docs/records.md, "The TABLES record"): the names, the saved types
+// and the layouts every other record of the chunk refers to by index.
+//
+// Capture fills a ChunkTables as it meets classes, types and names (each added once, looked up by
+// pointer); DecodeTables reads one back from record 0 of a payload, checking every index and
+// bound. The numbers of SavedKind are permanent (docs/records.md, "Saved types").
+//
+// Thread rules: a ChunkTables is used by one thread at a time; decoded tables are immutable
+// values and may be read from any thread.
+
+#ifndef ROLLY_RECORD_CHUNK_TABLES_H_
+#define ROLLY_RECORD_CHUNK_TABLES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "rolly/core/bytes.h"
+#include "rolly/core/name.h"
+#include "rolly/core/status.h"
+#include "rolly/reflect/type.h"
+#include "rolly/reflect/type_registry.h"
+
+namespace rolly::record {
+
+// Saved kinds as written in the types table. Permanent numbers; never reused.
+enum class SavedKind : std::uint8_t {
+  kBool = 0,
+  kInt8 = 1,
+  kInt16 = 2,
+  kInt32 = 3,
+  kInt64 = 4,
+  kUInt8 = 5,
+  kUInt16 = 6,
+  kUInt32 = 7,
+  kUInt64 = 8,
+  kFloat = 9,
+  kDouble = 10,
+  kString = 11,
+  kName = 12,
+  kText = 13,
+  kGuid = 14,
+  kColor = 15,
+  kDateTime = 16,
+  kVector2f = 17,
+  kVector2d = 18,
+  kVector3f = 19,
+  kVector3d = 20,
+  kVector4f = 21,
+  kVector4d = 22,
+  kQuatf = 23,
+  kQuatd = 24,
+  kRotatorf = 25,
+  kRotatord = 26,
+  kTransformf = 27,
+  kTransformd = 28,
+  kSoftPath = 29,
+  kEnum = 30,
+  kStruct = 31,
+  kVector = 32,
+  kArray = 33,
+  kSet = 34,
+  kMap = 35,
+  kOptional = 36,
+  kOwned = 37,
+  kReference = 38,
+  kInstancedStruct = 39,
+  kPropertyBag = 40,
+};
+
+// Bounds of docs/records.md.
+inline constexpr std::size_t kMaxNameBytes = 1024;
+inline constexpr std::size_t kMaxNames = 1u << 20;
+inline constexpr std::size_t kMaxTypes = 1u << 20;
+inline constexpr std::size_t kMaxLayouts = 1u << 16;
+inline constexpr std::size_t kMaxLayoutFields = 4096;
+inline constexpr std::size_t kMaxArrayCount = 1u << 20;
+inline constexpr int kMaxTypeDepth = 64;
+inline constexpr int kMaxValueDepth = 64;
+inline constexpr std::size_t kMaxStringBytes = 1u << 20;
+inline constexpr std::uint64_t kMaxElementsPerRecord = 1u << 24;
+
+// The saved kind of a live kind (the numbers are the same by design; see the static_asserts).
+SavedKind SavedKindOf(reflect::Kind kind);
+// "Int32", "Vector"... for messages.
+std::string_view SavedKindName(SavedKind kind);
+// Whether this version reads and writes values of `kind`.
+bool IsSupported(SavedKind kind);
+
+// One entry of the types table. `a` is the element / key type, the enum's name index or the
+// struct's layout index by kind; `b` the mapped type of a map; `count` an array's count.
+struct SavedType {
+  SavedKind kind = SavedKind::kBool;
+  std::uint32_t a = 0;
+  std::uint32_t b = 0;
+  std::uint32_t count = 0;
+  friend bool operator==(const SavedType&, const SavedType&) = default;
+};
+
+struct LayoutField {
+  std::uint32_t name = 0;
+  std::uint32_t type = 0;
+  friend bool operator==(const LayoutField&, const LayoutField&) = default;
+};
+
+struct Layout {
+  std::uint32_t name = 0;
+  std::vector<LayoutField> fields;
+  friend bool operator==(const Layout&, const Layout&) = default;
+};
+
+class ChunkTables {
+ public:
+  const std::vector<Name>& names() const { return names_; }
+  const std::vector<SavedType>& types() const { return types_; }
+  const std::vector<Layout>& layouts() const { return layouts_; }
+
+  // The index of `name`, adding it when new. InvalidData for a name empty or past 1,024 bytes.
+  Result<std::uint32_t> AddName(Name name);
+  // The index of an equal saved type, adding it when new (its parts must be added already).
+  std::uint32_t AddType(const SavedType& type);
+  // The index of the saved type of live type `type`, adding it and its parts (structs' layouts
+  // too). InvalidData for a kind this version does not save, or a type nested past 64 levels.
+  Result<std::uint32_t> AddLiveType(const reflect::Type& type);
+  // The layout index of class or struct `cls` (its plan's fields), adding it when new.
+  Result<std::uint32_t> AddLayout(const reflect::ClassInfo& cls);
+  // Appends a layout as it is (its indexes must be valid); used when moving records.
+  std::uint32_t AppendLayout(Layout layout);
+  // Replaces layout `index` (appended before); used when moving records.
+  void SetLayout(std::uint32_t index, Layout layout) { layouts_[index] = std::move(layout); }
+  // The index of `name` when present.
+  std::optional<std::uint32_t> FindName(Name name) const;
+
+  // Saved-type nesting depth of type `index` (1 for a scalar or struct).
+  int Depth(std::uint32_t index) const { return depths_[index]; }
+  // "Vector<Map<Name, Struct Lock>>".
+  std::string Describe(std::uint32_t type) const;
+
+  // Writes the TABLES record (kind byte included).
+  void Encode(ByteWriter& out) const;
+
+ private:
+  friend Result<ChunkTables> DecodeTables(ByteView record);
+  Result<std::uint32_t> AddLiveType(const reflect::Type& type, int depth);
+  std::uint32_t Push(const SavedType& type);
+
+  std::vector<Name> names_;
+  std::vector<SavedType> types_;
+  std::vector<int> depths_;
+  std::vector<Layout> layouts_;
+  std::unordered_map<Name, std::uint32_t> name_index_;
+  std::map<std::tuple<std::uint8_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::uint32_t>
+      type_index_;
+  std::unordered_map<const reflect::Type*, std::uint32_t> live_type_index_;
+  std::unordered_map<const reflect::ClassInfo*, std::uint32_t> layout_index_;
+};
+
+// Reads the TABLES record (its kind byte included). Damaged for bytes not in the one form or past
+// a bound; NewerVersion for a saved kind this version does not support.
+Result<ChunkTables> DecodeTables(ByteView record);
+
+}  // namespace rolly::record
+
+#endif  // ROLLY_RECORD_CHUNK_TABLES_H_

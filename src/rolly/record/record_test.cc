@@ -1,0 +1,625 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "rolly/core/bytes.h"
+#include "rolly/core/status_matchers.h"
+#include "rolly/record/apply.h"
+#include "rolly/record/capture.h"
+#include "rolly/record/chunk_tables.h"
+#include "rolly/record/record_codec.h"
+#include "rolly/record/value_tree.h"
+#include "rolly/reflect/type_registry.h"
+
+namespace rolly::record {
+namespace {
+
+using reflect::kSaveGame;
+using reflect::TypeRegistry;
+using ::testing::HasSubstr;
+
+enum class Mood : std::uint16_t { kCalm = 0, kAngry = 5, kSleepy = 9 };
+
+struct Inner {
+  std::int32_t a = 0;
+  std::string s;
+  std::vector<Name> names;
+  friend bool operator==(const Inner&, const Inner&) = default;
+};
+
+struct Everything {
+  bool b = false;
+  std::int8_t i8 = 0;
+  std::int16_t i16 = 0;
+  std::int32_t i32 = 0;
+  std::int64_t i64 = 0;
+  std::uint8_t u8 = 0;
+  std::uint16_t u16 = 0;
+  std::uint32_t u32 = 0;
+  std::uint64_t u64 = 0;
+  float f = 0;
+  double d = 0;
+  std::string s;
+  Name n;
+  Guid g;
+  reflect::Color color;
+  reflect::DateTime when;
+  reflect::Vector2f v2f;
+  reflect::Vector2d v2d;
+  reflect::Vector3f v3f;
+  reflect::Vector3d v3d;
+  reflect::Vector4f v4f;
+  reflect::Vector4d v4d;
+  reflect::Quatf qf;
+  reflect::Quatd qd;
+  reflect::Rotatorf rf;
+  reflect::Rotatord rd;
+  reflect::Transformf tf;
+  reflect::Transformd td;
+  reflect::SoftPath path;
+  Mood mood = Mood::kCalm;
+  Inner inner;
+  std::vector<std::int32_t> ints;
+  std::array<float, 3> arr{};
+  std::set<std::string> tags;
+  std::unordered_set<std::int64_t> ids;
+  std::map<std::string, Inner> inners;
+  std::unordered_map<std::int32_t, std::vector<double>> series;
+  std::optional<std::int32_t> maybe;
+  std::optional<Inner> maybe_inner;
+  std::vector<std::vector<Mood>> nested;
+  std::int32_t via_setter = 0;
+  int setter_calls = 0;
+  std::int64_t extra = 0;
+
+  void SetViaSetter(std::int32_t v) {
+    via_setter = v;
+    ++setter_calls;
+  }
+  void WriteExtra(reflect::ExtraWriter& w) const { w.WriteInt(extra); }
+  void ReadExtra(reflect::ExtraReader& r) { r.ReadInt(&extra); }
+
+  bool SameValues(const Everything& o) const {
+    Everything a = *this, c = o;
+    a.setter_calls = c.setter_calls = 0;
+    return std::tie(a.b, a.i8, a.i16, a.i32, a.i64, a.u8, a.u16, a.u32, a.u64, a.f, a.d, a.s, a.n,
+                    a.g, a.color, a.when, a.v2f, a.v2d, a.v3f, a.v3d, a.v4f, a.v4d, a.qf, a.qd,
+                    a.rf, a.rd, a.tf, a.td, a.path, a.mood, a.inner, a.ints, a.arr, a.tags, a.ids,
+                    a.inners, a.series, a.maybe, a.maybe_inner, a.nested, a.via_setter, a.extra) ==
+           std::tie(c.b, c.i8, c.i16, c.i32, c.i64, c.u8, c.u16, c.u32, c.u64, c.f, c.d, c.s, c.n,
+                    c.g, c.color, c.when, c.v2f, c.v2d, c.v3f, c.v3d, c.v4f, c.v4d, c.qf, c.qd,
+                    c.rf, c.rd, c.tf, c.td, c.path, c.mood, c.inner, c.ints, c.arr, c.tags, c.ids,
+                    c.inners, c.series, c.maybe, c.maybe_inner, c.nested, c.via_setter, c.extra);
+  }
+};
+
+void RegisterEverything(TypeRegistry& r) {
+  r.Enum<Mood>("Mood")
+      .Value("Calm", Mood::kCalm)
+      .Value("Angry", Mood::kAngry)
+      .Value("Sleepy", Mood::kSleepy);
+  r.Struct<Inner>("Inner")
+      .Field("A", &Inner::a, kSaveGame)
+      .Field("S", &Inner::s, kSaveGame)
+      .Field("Names", &Inner::names, kSaveGame);
+  r.Class<Everything>("Everything")
+      .Field("B", &Everything::b, kSaveGame)
+      .Field("I8", &Everything::i8, kSaveGame)
+      .Field("I16", &Everything::i16, kSaveGame)
+      .Field("I32", &Everything::i32, kSaveGame)
+      .Field("I64", &Everything::i64, kSaveGame)
+      .Field("U8", &Everything::u8, kSaveGame)
+      .Field("U16", &Everything::u16, kSaveGame)
+      .Field("U32", &Everything::u32, kSaveGame)
+      .Field("U64", &Everything::u64, kSaveGame)
+      .Field("F", &Everything::f, kSaveGame)
+      .Field("D", &Everything::d, kSaveGame)
+      .Field("S", &Everything::s, kSaveGame)
+      .Field("N", &Everything::n, kSaveGame)
+      .Field("G", &Everything::g, kSaveGame)
+      .Field("Color", &Everything::color, kSaveGame)
+      .Field("When", &Everything::when, kSaveGame)
+      .Field("V2f", &Everything::v2f, kSaveGame)
+      .Field("V2d", &Everything::v2d, kSaveGame)
+      .Field("V3f", &Everything::v3f, kSaveGame)
+      .Field("V3d", &Everything::v3d, kSaveGame)
+      .Field("V4f", &Everything::v4f, kSaveGame)
+      .Field("V4d", &Everything::v4d, kSaveGame)
+      .Field("Qf", &Everything::qf, kSaveGame)
+      .Field("Qd", &Everything::qd, kSaveGame)
+      .Field("Rf", &Everything::rf, kSaveGame)
+      .Field("Rd", &Everything::rd, kSaveGame)
+      .Field("Tf", &Everything::tf, kSaveGame)
+      .Field("Td", &Everything::td, kSaveGame)
+      .Field("Path", &Everything::path, kSaveGame)
+      .Field("Mood", &Everything::mood, kSaveGame)
+      .Field("Inner", &Everything::inner, kSaveGame)
+      .Field("Ints", &Everything::ints, kSaveGame)
+      .Field("Arr", &Everything::arr, kSaveGame)
+      .Field("Tags", &Everything::tags, kSaveGame)
+      .Field("Ids", &Everything::ids, kSaveGame)
+      .Field("Inners", &Everything::inners, kSaveGame)
+      .Field("Series", &Everything::series, kSaveGame)
+      .Field("Maybe", &Everything::maybe, kSaveGame)
+      .Field("MaybeInner", &Everything::maybe_inner, kSaveGame)
+      .Field("Nested", &Everything::nested, kSaveGame)
+      .Field("ViaSetter", &Everything::via_setter, kSaveGame, &Everything::SetViaSetter)
+      .SaveExtra(&Everything::WriteExtra, &Everything::ReadExtra);
+}
+
+Everything Sample() {
+  Everything e;
+  e.b = true;
+  e.i8 = -128;
+  e.i16 = -300;
+  e.i32 = std::numeric_limits<std::int32_t>::min();
+  e.i64 = std::numeric_limits<std::int64_t>::min();
+  e.u8 = 255;
+  e.u16 = 65535;
+  e.u32 = 0xFFFFFFFFu;
+  e.u64 = ~std::uint64_t{0};
+  e.f = -1.5f;
+  e.d = 3.25e300;
+  e.s = "héllo wörld";
+  e.n = Name("Door_7");
+  e.g = Guid(0x0123456789ABCDEFull, 0xFEDCBA9876543210ull);
+  e.color = {0.1f, 0.2f, 0.3f, 0.4f};
+  e.when = {638000000000000000};
+  e.v2f = {1, 2};
+  e.v2d = {3, 4};
+  e.v3f = {5, 6, 7};
+  e.v3d = {8, 9, 10};
+  e.v4f = {1, 2, 3, 4};
+  e.v4d = {5, 6, 7, 8};
+  e.qf = {0, 0, 0.7f, 0.7f};
+  e.qd = {0.5, 0.5, 0.5, 0.5};
+  e.rf = {10, 20, 30};
+  e.rd = {-10, -20, -30};
+  e.tf.translation = {1, 2, 3};
+  e.td.scale = {2, 2, 2};
+  e.path = {"/Game/Maps/Level1"};
+  e.mood = Mood::kSleepy;
+  e.inner = {42, "inner", {Name("A"), Name("B"), Name("Door_7")}};
+  e.ints = {1, -2, 300000};
+  e.arr = {1.f, 2.f, 3.f};
+  e.tags = {"x", "y", "zz"};
+  e.ids = {7, -8, 9000000000};
+  e.inners = {{"one", {1, "1", {}}}, {"two", {2, "2", {Name("Two")}}}};
+  e.series = {{3, {0.5, 1.5}}, {-4, {}}};
+  e.maybe = 17;
+  e.maybe_inner = Inner{5, "five", {}};
+  e.nested = {{Mood::kAngry}, {}, {Mood::kCalm, Mood::kSleepy}};
+  e.via_setter = 99;
+  e.extra = -123456789;
+  return e;
+}
+
+class EverythingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    RegisterEverything(registry_);
+    ASSERT_THAT(registry_.Finish(), IsOk());
+    cls_ = registry_.FindClass<Everything>();
+  }
+  Bytes Save(const Everything& e) {
+    Payload p;
+    Result<Record> r = CaptureObject(*cls_, &e, Guid(1, 2), RecordKind::kActor, &p.tables);
+    EXPECT_THAT(r, IsOk());
+    p.records.push_back(*r);
+    Result<Bytes> bytes = EncodePayload(p);
+    EXPECT_THAT(bytes, IsOk());
+    return *bytes;
+  }
+  Status Load(ByteView bytes, Everything* e, std::vector<std::string>* messages = nullptr) {
+    ROLLY_ASSIGN_OR_RETURN(Payload p, DecodePayload(bytes));
+    Applier applier(registry_, p.tables);
+    for (const Record& r : p.records) {
+      if (IsKnownObjectKind(r.kind)) ROLLY_RETURN_IF_ERROR(applier.Apply(r, *cls_, e, messages));
+    }
+    return OkStatus();
+  }
+  TypeRegistry registry_;
+  const reflect::ClassInfo* cls_ = nullptr;
+};
+
+TEST_F(EverythingTest, EveryValueTypeRoundTrips) {
+  Everything original = Sample();
+  Bytes bytes = Save(original);
+  Everything loaded;
+  std::vector<std::string> messages;
+  ASSERT_THAT(Load(bytes, &loaded, &messages), IsOk());
+  EXPECT_TRUE(loaded.SameValues(original));
+  EXPECT_THAT(messages, ::testing::IsEmpty());
+  EXPECT_EQ(loaded.setter_calls, 1);
+}
+
+TEST_F(EverythingTest, DefaultObjectRoundTrips) {
+  Everything original;
+  Everything loaded = Sample();
+  ASSERT_THAT(Load(Save(original), &loaded), IsOk());
+  EXPECT_TRUE(loaded.SameValues(original));
+}
+
+TEST_F(EverythingTest, DecodeThenEncodeGivesTheSameBytes) {
+  Everything e = Sample();
+  Payload p;
+  for (int i = 0; i < 3; ++i) {
+    e.i32 = i;
+    Result<Record> r = CaptureObject(*cls_, &e, Guid(3, i), RecordKind::kObject, &p.tables);
+    ASSERT_THAT(r, IsOk());
+    p.records.push_back(*r);
+  }
+  Result<Bytes> bytes = EncodePayload(p);
+  ASSERT_THAT(bytes, IsOk());
+  Result<Payload> decoded = DecodePayload(*bytes);
+  ASSERT_THAT(decoded, IsOk());
+  EXPECT_EQ(decoded->records, p.records);
+  Result<Bytes> again = EncodePayload(*decoded);
+  ASSERT_THAT(again, IsOk());
+  EXPECT_EQ(*again, *bytes);
+}
+
+TEST_F(EverythingTest, NamesAndTypesAreWrittenOncePerChunk) {
+  Everything e;
+  Payload p;
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_THAT(CaptureObject(*cls_, &e, Guid(3, i), RecordKind::kObject, &p.tables), IsOk());
+  }
+  EXPECT_EQ(p.tables.layouts().size(), 2u);  // Everything and Inner
+  const std::size_t names = p.tables.names().size();
+  const std::size_t types = p.tables.types().size();
+  Result<Record> r = CaptureObject(*cls_, &e, Guid(3, 1), RecordKind::kObject, &p.tables);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_EQ(p.tables.names().size(), names);
+  EXPECT_EQ(p.tables.types().size(), types);
+  // No field name in the record's bytes: the layout names them.
+  std::string_view prop = AsChars(r->Find(kPropSection)->bytes);
+  EXPECT_EQ(prop.find("ViaSetter"), std::string_view::npos);
+}
+
+TEST_F(EverythingTest, ValueTreeRoundTripsBytesExactly) {
+  Bytes bytes = Save(Sample());
+  Result<Payload> p = DecodePayload(bytes);
+  ASSERT_THAT(p, IsOk());
+  Result<Value> tree = DecodeProp(p->tables, p->records[0]);
+  ASSERT_THAT(tree, IsOk());
+  Result<Bytes> prop = EncodeProp(&p->tables, p->records[0].layout, *tree);
+  ASSERT_THAT(prop, IsOk());
+  EXPECT_EQ(*prop, p->records[0].Find(kPropSection)->bytes);
+}
+
+TEST_F(EverythingTest, MovedRecordKeepsItsValues) {
+  Everything original = Sample();
+  original.f = std::numeric_limits<float>::quiet_NaN();
+  Bytes bytes = Save(original);
+  Result<Payload> from = DecodePayload(bytes);
+  ASSERT_THAT(from, IsOk());
+  // A chunk whose tables already hold other names and types, so every index differs.
+  Payload to;
+  ASSERT_THAT(to.tables.AddName(Name("Unrelated")), IsOk());
+  ASSERT_THAT(to.tables.AddName(Name("Sleepy")), IsOk());
+  to.tables.AddType({SavedKind::kDouble});
+  Result<Record> moved = MoveRecord(from->tables, from->records[0], &to.tables);
+  ASSERT_THAT(moved, IsOk());
+  to.records.push_back(*moved);
+  Result<Bytes> moved_bytes = EncodePayload(to);
+  ASSERT_THAT(moved_bytes, IsOk());
+  Result<Payload> reread = DecodePayload(*moved_bytes);
+  ASSERT_THAT(reread, IsOk());
+  Result<Value> a = DecodeProp(from->tables, from->records[0]);
+  Result<Value> b = DecodeProp(reread->tables, reread->records[0]);
+  ASSERT_THAT(a, IsOk());
+  ASSERT_THAT(b, IsOk());
+  EXPECT_EQ(*a, *b);  // float bits included
+  Everything loaded;
+  ASSERT_THAT(Load(*moved_bytes, &loaded), IsOk());
+  loaded.f = original.f = 0;
+  EXPECT_TRUE(loaded.SameValues(original));
+}
+
+TEST_F(EverythingTest, UnknownKindsAndSectionsAreKeptWhole) {
+  Everything e = Sample();
+  Payload p;
+  Result<Record> r = CaptureObject(*cls_, &e, Guid(1, 2), RecordKind::kActor, &p.tables);
+  ASSERT_THAT(r, IsOk());
+  Section future;
+  future.id = {'Z', 'Z', 'Z', '9'};
+  future.bytes = {1, 2, 3, 0xFF};
+  r->sections.insert(r->sections.begin(), future);
+  Record strange;
+  strange.kind = 200;
+  strange.unknown = {0xDE, 0xAD, 0xBE, 0xEF, 0x80};
+  p.records.push_back(strange);
+  p.records.push_back(*r);
+  Result<Bytes> bytes = EncodePayload(p);
+  ASSERT_THAT(bytes, IsOk());
+  Result<Payload> decoded = DecodePayload(*bytes);
+  ASSERT_THAT(decoded, IsOk());
+  ASSERT_EQ(decoded->records.size(), 2u);
+  EXPECT_EQ(decoded->records[0].unknown, strange.unknown);
+  EXPECT_EQ(decoded->records[1].sections[0], future);
+  Result<Bytes> again = EncodePayload(*decoded);
+  ASSERT_THAT(again, IsOk());
+  EXPECT_EQ(*again, *bytes);
+  Everything loaded;
+  ASSERT_THAT(Load(*bytes, &loaded), IsOk());
+  EXPECT_TRUE(loaded.SameValues(e));
+  EXPECT_THAT(MoveRecord(decoded->tables, decoded->records[1], &p.tables),
+              StatusIs(StatusCode::kNewerVersion));
+  EXPECT_THAT(MoveRecord(decoded->tables, decoded->records[0], &p.tables),
+              StatusIs(StatusCode::kNewerVersion));
+}
+
+TEST_F(EverythingTest, EveryTruncationIsDamagedAndAppliesNothing) {
+  Bytes bytes = Save(Sample());
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    Everything loaded;
+    EXPECT_THAT(Load(ByteView(bytes.data(), n), &loaded), StatusIs(StatusCode::kDamaged)) << n;
+    EXPECT_TRUE(loaded.SameValues(Everything())) << n;
+  }
+}
+
+TEST_F(EverythingTest, SeededByteEditsAreRefusedOrDecodeInOneForm) {
+  Bytes bytes = Save(Sample());
+  std::mt19937 rng(20261130);
+  int refused = 0;
+  for (int i = 0; i < 400; ++i) {
+    Bytes edited = bytes;
+    int edits = 1 + static_cast<int>(rng() % 3);
+    for (int k = 0; k < edits; ++k) {
+      edited[rng() % edited.size()] = static_cast<std::uint8_t>(rng());
+    }
+    Result<Payload> p = DecodePayload(edited);
+    if (!p.ok()) {
+      ++refused;
+      EXPECT_TRUE(p.status().code() == StatusCode::kDamaged ||
+                  p.status().code() == StatusCode::kNewerVersion)
+          << p.status().ToString();
+      Everything loaded;
+      EXPECT_FALSE(Load(edited, &loaded).ok());
+      EXPECT_TRUE(loaded.SameValues(Everything()));
+      continue;
+    }
+    Result<Bytes> again = EncodePayload(*p);
+    ASSERT_THAT(again, IsOk());
+    EXPECT_EQ(*again, edited) << i;
+    Applier applier(registry_, p->tables);
+    for (const Record& r : p->records) {
+      Everything loaded;
+      std::vector<std::string> messages;
+      if (!IsKnownObjectKind(r.kind)) continue;
+      applier.Apply(r, *cls_, &loaded, &messages).IgnoreError();
+      EXPECT_THAT(DecodeProp(p->tables, r), IsOk());
+    }
+  }
+  EXPECT_GT(refused, 100);
+}
+
+TEST_F(EverythingTest, ValuesNotInTheOneFormAreDamagedNamingTheField) {
+  Everything e;
+  Payload p;
+  Result<Record> r = CaptureObject(*cls_, &e, Guid(1, 2), RecordKind::kActor, &p.tables);
+  ASSERT_THAT(r, IsOk());
+  r->sections[0].bytes[0] = 2;  // field B, a bool
+  p.records.push_back(*r);
+  Result<Bytes> bytes = EncodePayload(p);
+  ASSERT_THAT(bytes, IsOk());
+  EXPECT_THAT(DecodePayload(*bytes), StatusIs(StatusCode::kDamaged, HasSubstr("record 1 field B")));
+  // A non-shortest varint for I8 (0 written as 80 00).
+  p.records[0] = *r;
+  p.records[0].sections[0].bytes[0] = 0;
+  auto& prop = p.records[0].sections[0].bytes;
+  prop[1] = 0x80;
+  prop.insert(prop.begin() + 2, 0x00);
+  bytes = EncodePayload(p);
+  ASSERT_THAT(bytes, IsOk());
+  EXPECT_THAT(DecodePayload(*bytes), StatusIs(StatusCode::kDamaged, HasSubstr("field I8")));
+}
+
+TEST_F(EverythingTest, UnsaveableValuesAreInvalidData) {
+  Everything e;
+  e.s.assign(kMaxStringBytes + 1, 'x');
+  ChunkTables tables;
+  EXPECT_THAT(CaptureObject(*cls_, &e, Guid(), RecordKind::kActor, &tables),
+              StatusIs(StatusCode::kInvalidData, HasSubstr("field S")));
+  Everything e2;
+  e2.mood = static_cast<Mood>(3);
+  ChunkTables tables2;
+  EXPECT_THAT(CaptureObject(*cls_, &e2, Guid(), RecordKind::kActor, &tables2),
+              StatusIs(StatusCode::kInvalidData, HasSubstr("Mood")));
+  Everything e3;
+  e3.n = Name(std::string(kMaxNameBytes + 1, 'n'));
+  ChunkTables tables3;
+  EXPECT_THAT(CaptureObject(*cls_, &e3, Guid(), RecordKind::kActor, &tables3),
+              StatusIs(StatusCode::kInvalidData));
+}
+
+TEST(TablesTest, UnsupportedSavedKindIsNewerVersion) {
+  Bytes payload;
+  ByteWriter w(&payload);
+  w.Varint(1);
+  Bytes tables = {0, 0, 1, static_cast<std::uint8_t>(SavedKind::kText), 0};
+  w.LengthPrefixed(tables);
+  EXPECT_THAT(DecodePayload(payload),
+              StatusIs(StatusCode::kNewerVersion, HasSubstr("not supported")));
+  payload.clear();
+  w.Varint(1);
+  tables[3] = 99;
+  w.LengthPrefixed(tables);
+  EXPECT_THAT(DecodePayload(payload), StatusIs(StatusCode::kNewerVersion));
+}
+
+TEST(TablesTest, RepeatedNamesAndForwardTypeIndexesAreDamaged) {
+  Bytes payload;
+  ByteWriter w(&payload);
+  w.Varint(1);
+  Bytes tables = {0, 2, 1, 'a', 1, 'a', 0, 0};
+  w.LengthPrefixed(tables);
+  EXPECT_THAT(DecodePayload(payload), StatusIs(StatusCode::kDamaged, HasSubstr("repeats")));
+  payload.clear();
+  w.Varint(1);
+  tables = {0, 0, 1, static_cast<std::uint8_t>(SavedKind::kVector), 0, 0};
+  w.LengthPrefixed(tables);
+  EXPECT_THAT(DecodePayload(payload), StatusIs(StatusCode::kDamaged));
+}
+
+// ---- Classes that changed since the save: V1 saves, V2 loads. ----
+
+enum class DoorState : std::uint8_t { kClosed = 0, kOpen = 1 };
+
+struct DoorV1 {
+  std::int32_t health = 0;
+  std::string label;
+  std::int32_t gone = 0;
+  std::int32_t old_name = 0;
+  DoorState state = DoorState::kClosed;
+};
+
+struct DoorV2 {
+  std::int32_t health = 0;
+  std::string label;
+  std::int32_t added = 77;
+  std::int32_t new_name = 0;
+  DoorState state = DoorState::kClosed;
+  std::string retyped_health;
+};
+
+Bytes SaveV1(const DoorV1& d, const char* open_name) {
+  TypeRegistry r;
+  r.Enum<DoorState>("DoorState")
+      .Value("Closed", DoorState::kClosed)
+      .Value(open_name, DoorState::kOpen);
+  r.Class<DoorV1>("Door")
+      .Field("Health", &DoorV1::health, kSaveGame)
+      .Field("Label", &DoorV1::label, kSaveGame)
+      .Field("Gone", &DoorV1::gone, kSaveGame)
+      .Field("OldName", &DoorV1::old_name, kSaveGame)
+      .Field("State", &DoorV1::state, kSaveGame);
+  EXPECT_THAT(r.Finish(), IsOk());
+  Payload p;
+  Result<Record> rec =
+      CaptureObject(*r.FindClass<DoorV1>(), &d, Guid(9, 9), RecordKind::kActor, &p.tables);
+  EXPECT_THAT(rec, IsOk());
+  p.records.push_back(*rec);
+  return *EncodePayload(p);
+}
+
+struct V2Options {
+  bool retype_health = false;
+  bool rename_redirect = false;
+  bool enum_redirect = false;
+};
+
+Status LoadV2(ByteView bytes, const V2Options& o, DoorV2* d, std::vector<std::string>* messages) {
+  TypeRegistry r;
+  r.Enum<DoorState>("DoorState")
+      .Value("Closed", DoorState::kClosed)
+      .Value("Open", DoorState::kOpen);
+  // Reordered relative to V1.
+  auto c = r.Class<DoorV2>("Door");
+  c.Field("State", &DoorV2::state, kSaveGame).Field("Added", &DoorV2::added, kSaveGame);
+  if (o.retype_health) {
+    c.Field("Health", &DoorV2::retyped_health, kSaveGame);
+  } else {
+    c.Field("Health", &DoorV2::health, kSaveGame);
+  }
+  c.Field("NewName", &DoorV2::new_name, kSaveGame).Field("Label", &DoorV2::label, kSaveGame);
+  if (o.rename_redirect)
+    ROLLY_RETURN_IF_ERROR(r.redirects().AddProperty("Door", "OldName", "NewName"));
+  if (o.enum_redirect)
+    ROLLY_RETURN_IF_ERROR(r.redirects().AddEnumValue("DoorState", "Opened", "Open"));
+  ROLLY_RETURN_IF_ERROR(r.Finish());
+  ROLLY_ASSIGN_OR_RETURN(Payload p, DecodePayload(bytes));
+  Applier applier(r, p.tables);
+  return applier.Apply(p.records[0], *r.FindClass<DoorV2>(), d, messages);
+}
+
+DoorV1 SampleDoor() {
+  DoorV1 d;
+  d.health = 55;
+  d.label = "front";
+  d.gone = 3;
+  d.old_name = 8;
+  d.state = DoorState::kOpen;
+  return d;
+}
+
+bool AnyHas(const std::vector<std::string>& messages, const std::string& text) {
+  for (const auto& m : messages) {
+    if (m.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(EvolutionTest, AddedRemovedAndReorderedFields) {
+  DoorV2 d;
+  std::vector<std::string> messages;
+  ASSERT_THAT(LoadV2(SaveV1(SampleDoor(), "Open"), {}, &d, &messages), IsOk());
+  EXPECT_EQ(d.health, 55);
+  EXPECT_EQ(d.label, "front");
+  EXPECT_EQ(d.state, DoorState::kOpen);
+  EXPECT_EQ(d.added, 77);  // added since the save: keeps its default
+  EXPECT_TRUE(AnyHas(messages, "field Gone")) << ::testing::PrintToString(messages);
+}
+
+TEST(EvolutionTest, RetypedFieldIsSkippedWithAMessage) {
+  DoorV2 d;
+  d.retyped_health = "kept";
+  std::vector<std::string> messages;
+  ASSERT_THAT(LoadV2(SaveV1(SampleDoor(), "Open"), {.retype_health = true}, &d, &messages), IsOk());
+  EXPECT_EQ(d.retyped_health, "kept");
+  EXPECT_EQ(d.label, "front");
+  EXPECT_TRUE(AnyHas(messages, "field Health was saved as Int32 and is now String: skipped"))
+      << ::testing::PrintToString(messages);
+}
+
+TEST(EvolutionTest, RenamedFieldLoadsThroughARedirectOnly) {
+  DoorV2 with;
+  ASSERT_THAT(LoadV2(SaveV1(SampleDoor(), "Open"), {.rename_redirect = true}, &with, nullptr),
+              IsOk());
+  EXPECT_EQ(with.new_name, 8);
+  DoorV2 without;
+  std::vector<std::string> messages;
+  ASSERT_THAT(LoadV2(SaveV1(SampleDoor(), "Open"), {}, &without, &messages), IsOk());
+  EXPECT_EQ(without.new_name, 0);
+  EXPECT_TRUE(AnyHas(messages, "field OldName"));
+}
+
+TEST(EvolutionTest, RenamedEnumValueLoadsThroughARedirect) {
+  Bytes bytes = SaveV1(SampleDoor(), "Opened");
+  DoorV2 with;
+  ASSERT_THAT(LoadV2(bytes, {.enum_redirect = true}, &with, nullptr), IsOk());
+  EXPECT_EQ(with.state, DoorState::kOpen);
+  DoorV2 without;
+  std::vector<std::string> messages;
+  ASSERT_THAT(LoadV2(bytes, {}, &without, &messages), IsOk());
+  EXPECT_EQ(without.state, DoorState::kClosed);
+  EXPECT_TRUE(AnyHas(messages, "no value Opened"));
+}
+
+TEST(EvolutionTest, RecordOfAnotherClassIsRefused) {
+  TypeRegistry r;
+  RegisterEverything(r);
+  ASSERT_THAT(r.Finish(), IsOk());
+  Result<Payload> p = DecodePayload(SaveV1(SampleDoor(), "Open"));
+  ASSERT_THAT(p, IsOk());
+  Applier applier(r, p->tables);
+  Everything e;
+  EXPECT_THAT(applier.Apply(p->records[0], *r.FindClass<Everything>(), &e, nullptr),
+              StatusIs(StatusCode::kInvalidInput));
+}
+
+}  // namespace
+}  // namespace rolly::record
