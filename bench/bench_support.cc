@@ -7,6 +7,7 @@
 #endif
 
 #include <algorithm>
+#include <cstdio>
 
 namespace rolly::bench {
 
@@ -61,6 +62,18 @@ bool InitializeWithDefaults(int argc, char** argv, const std::vector<std::string
   args.push_back(nullptr);
   benchmark::Initialize(&n, args.data());
   return !benchmark::ReportUnrecognizedArguments(n, args.data());
+}
+
+std::string Cell(double value, const char* format) {
+  if (value <= 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, format, value);
+  return buf;
+}
+
+const char* Mark(double value, double target, bool at_least) {
+  if (value <= 0) return "";
+  return (at_least ? value >= target : value <= target) ? "PASS" : "MISS";
 }
 
 void TuneAllocator() {

@@ -73,6 +73,12 @@ class Rng {
   std::uint64_t state_;
 };
 
+// A number for a summary table printed with `format`, or "-" when it was not measured (<= 0).
+std::string Cell(double value, const char* format);
+// "PASS" or "MISS" for a measured `value` against `target` (at least it, or at most it); empty
+// when it was not measured.
+const char* Mark(double value, double target, bool at_least);
+
 // Keeps glibc from returning large blocks to the system between iterations, so whether an
 // iteration pays page faults does not depend on what happened to sit at the top of the heap.
 void TuneAllocator();

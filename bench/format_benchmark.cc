@@ -396,17 +396,9 @@ void RegisterAll() {
 
 double MBps(double seconds) { return seconds > 0 ? kTotalSize / seconds / 1e6 : 0; }
 
-std::string Cell(double v, const char* fmt = "%.0f") {
-  if (v <= 0) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
-
-const char* Mark(double v, double target, bool at_least) {
-  if (v <= 0) return "";
-  return (at_least ? v >= target : v <= target) ? "PASS" : "MISS";
-}
+// Cells print with %.0f unless a call says otherwise.
+std::string Cell(double v, const char* fmt = "%.0f") { return rolly::bench::Cell(v, fmt); }
+using rolly::bench::Mark;
 
 void PrintSummary(const CapturingReporter& rep) {
   const double memcpy_s = rep.Seconds("Memcpy/16MiB");

@@ -450,17 +450,9 @@ void RegisterAll() {
 }
 
 
-std::string Cell(double v, const char* fmt = "%.2f") {
-  if (v <= 0) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
-
-const char* Mark(double v, double target, bool at_least) {
-  if (v <= 0) return "";
-  return (at_least ? v >= target : v <= target) ? "PASS" : "MISS";
-}
+// Cells print with %.2f unless a call says otherwise.
+std::string Cell(double v, const char* fmt = "%.2f") { return rolly::bench::Cell(v, fmt); }
+using rolly::bench::Mark;
 
 // "best ms (spread)"
 std::string Timing(const CapturingReporter& rep, const std::string& name) {
