@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "rolly/reflect/property_bag.h"
 #include "rolly/reflect/value_types.h"
 
 namespace rolly::record {
@@ -55,6 +56,10 @@ std::string Applier::PathText(const Path* path) {
   return text;
 }
 
+void Applier::Message(std::string text) {
+  if (messages_ != nullptr) messages_->push_back(std::move(text));
+}
+
 bool Applier::Matches(std::uint32_t saved, const Type& live) {
   auto key = std::make_pair(saved, &live);
   auto it = matches_.find(key);
@@ -94,8 +99,9 @@ bool Applier::Matches(std::uint32_t saved, const Type& live) {
   return result;
 }
 
-const Applier::Binding& Applier::Bind(std::uint32_t layout, const reflect::ClassInfo& cls) {
-  auto& slot = bindings_[std::make_pair(layout, &cls)];
+const Applier::Binding& Applier::Bind(std::uint32_t layout, const reflect::ClassInfo& cls,
+                                      bool whole) {
+  auto& slot = bindings_[std::make_tuple(layout, &cls, whole)];
   if (slot) return *slot;
   slot = std::make_unique<Binding>();
   slot->cls = &cls;
@@ -103,7 +109,7 @@ const Applier::Binding& Applier::Bind(std::uint32_t layout, const reflect::Class
     FieldBinding b;
     b.saved_type = f.type;
     Name name = tables_.names()[f.name];
-    b.field = registry_.FindSavedField(cls, name);
+    b.field = registry_.FindSavedField(cls, name, whole);
     if (b.field == nullptr) {
       b.skip_message =
           "field " + name.str() + " of " + cls.name().str() + " is no longer saved: skipped";
@@ -120,31 +126,43 @@ const Applier::Binding& Applier::Bind(std::uint32_t layout, const reflect::Class
 }
 
 Status Applier::ReadFields(ByteReader& in, std::uint32_t layout, const reflect::ClassInfo& cls,
-                           void* object, int depth, const Path* path) {
-  const Binding& binding = Bind(layout, cls);
+                           void* object, int depth, const Path* path, bool whole) {
+  const Binding& binding = Bind(layout, cls, whole);
   for (const FieldBinding& b : binding.fields) {
     if (!b.matches) {
-      if (messages_) {
-        messages_->push_back(path ? PathText(path) + ": " + b.skip_message : b.skip_message);
-      }
-      ROLLY_RETURN_IF_ERROR(SkipValue(in, tables_, b.saved_type, depth, &elements_));
+      Message(path ? PathText(path) + ": " + b.skip_message : b.skip_message);
+      ROLLY_RETURN_IF_ERROR(Skip(in, b.saved_type));
       continue;
     }
     Path here{path, b.field->name()};
     if (b.field->property->setter) {
       Temp temp(b.field->type());
-      ROLLY_RETURN_IF_ERROR(Read(in, b.saved_type, b.field->type(), temp.get(), depth, &here));
+      ROLLY_RETURN_IF_ERROR(
+          Read(in, b.saved_type, b.field->type(), temp.get(), depth, &here, whole));
       b.field->Set(object, temp.get());
     } else {
-      ROLLY_RETURN_IF_ERROR(
-          Read(in, b.saved_type, b.field->type(), b.field->Address(object), depth, &here));
+      ROLLY_RETURN_IF_ERROR(Read(in, b.saved_type, b.field->type(), b.field->Address(object),
+                                 depth, &here, whole));
     }
   }
   return OkStatus();
 }
 
+Status Applier::Skip(ByteReader& in, std::uint32_t saved) {
+  std::uint64_t owned = 0;
+  ROLLY_RETURN_IF_ERROR(SkipCheckedValue(in, tables_, saved, &owned));
+  // The entries of owned objects inside a skipped value are skipped too.
+  targets_.insert(targets_.end(), owned, reflect::ObjectRef{});
+  return OkStatus();
+}
+
+Status Applier::SkipFields(ByteReader& in, const std::vector<LayoutField>& fields) {
+  for (const LayoutField& f : fields) ROLLY_RETURN_IF_ERROR(Skip(in, f.type));
+  return OkStatus();
+}
+
 Status Applier::Read(ByteReader& in, std::uint32_t saved, const Type& live, void* v, int depth,
-                     const Path* path) {
+                     const Path* path, bool whole) {
   const SavedType& t = tables_.types()[saved];
   std::uint64_t u = 0;
   std::int64_t s = 0;
@@ -251,14 +269,24 @@ Status Applier::Read(ByteReader& in, std::uint32_t saved, const Type& live, void
       std::optional<std::int64_t> number = registry_.FindEnumValue(*live.enum_info, value_name);
       if (number) {
         live.enum_ops->set(v, *number);
-      } else if (messages_) {
-        messages_->push_back("field " + PathText(path) + ": enum " + live.enum_info->name().str() +
-                             " has no value " + value_name.str() + ": left as it was");
+      } else {
+        Message("field " + PathText(path) + ": enum " + live.enum_info->name().str() +
+                " has no value " + value_name.str() + ": left as it was");
       }
       break;
     }
     case Kind::kStruct:
-      return ReadFields(in, t.a, *live.class_info, v, depth + 1, path);
+      return ReadFields(in, t.a, *live.class_info, v, depth + 1, path, whole);
+    case Kind::kText:
+      return ReadText(in, static_cast<reflect::Text*>(v));
+    case Kind::kOwned:
+      return ReadOwned(in, live, v, path);
+    case Kind::kReference:
+      return ReadReference(in, live, v, path);
+    case Kind::kInstancedStruct:
+      return ReadInstanced(in, live, v, depth, path);
+    case Kind::kPropertyBag:
+      return ReadBag(in, live, v, depth, path);
     case Kind::kOptional: {
       std::uint8_t b = 0;
       if (!in.U8(&b)) return Truncated();
@@ -266,16 +294,20 @@ Status Applier::Read(ByteReader& in, std::uint32_t saved, const Type& live, void
         live.optional->reset(v);
         return OkStatus();
       }
-      return Read(in, t.a, *live.element, live.optional->emplace(v), depth + 1, path);
+      return Read(in, t.a, *live.element, live.optional->emplace(v), depth + 1, path, whole);
     }
-    case Kind::kVector:
-    case Kind::kArray: {
-      if (!in.Varint(&u)) return Truncated();
-      if (live.kind == Kind::kVector) live.container->resize(v, u);
+    case Kind::kArray:
+    case Kind::kVector: {
+      if (live.kind == Kind::kArray) {
+        u = t.count;
+      } else {
+        if (!in.Varint(&u)) return Truncated();
+        live.container->resize(v, u);
+      }
       if (u != live.container->size(v)) return Truncated();
       for (std::uint64_t i = 0; i < u; ++i) {
-        ROLLY_RETURN_IF_ERROR(
-            Read(in, t.a, *live.element, live.container->element(v, i), depth + 1, path));
+        ROLLY_RETURN_IF_ERROR(Read(in, t.a, *live.element, live.container->element(v, i),
+                                   depth + 1, path, whole));
       }
       return OkStatus();
     }
@@ -285,19 +317,17 @@ Status Applier::Read(ByteReader& in, std::uint32_t saved, const Type& live, void
       live.container->clear(v);
       for (std::uint64_t i = 0; i < u; ++i) {
         Temp key(*live.element);
-        ROLLY_RETURN_IF_ERROR(Read(in, t.a, *live.element, key.get(), depth + 1, path));
+        ROLLY_RETURN_IF_ERROR(Read(in, t.a, *live.element, key.get(), depth + 1, path, whole));
         bool inserted = false;
         void* mapped = live.container->insert(v, key.get(), &inserted);
         if (live.kind == Kind::kMap) {
           if (inserted) {
-            ROLLY_RETURN_IF_ERROR(Read(in, t.b, *live.mapped, mapped, depth + 1, path));
+            ROLLY_RETURN_IF_ERROR(Read(in, t.b, *live.mapped, mapped, depth + 1, path, whole));
           } else {
-            ROLLY_RETURN_IF_ERROR(SkipValue(in, tables_, t.b, depth + 1, &elements_));
+            ROLLY_RETURN_IF_ERROR(Skip(in, t.b));
           }
         }
-        if (!inserted && messages_) {
-          messages_->push_back("field " + PathText(path) + ": a key saved twice: kept the first");
-        }
+        if (!inserted) Message("field " + PathText(path) + ": a key saved twice: kept the first");
       }
       return OkStatus();
     }
@@ -306,6 +336,160 @@ Status Applier::Read(ByteReader& in, std::uint32_t saved, const Type& live, void
                                " is not read by this version");
   }
   return ok ? OkStatus() : Truncated();
+}
+
+Status Applier::ReadText(ByteReader& in, reflect::Text* text) {
+  std::string_view source, space, key;
+  std::uint64_t args = 0;
+  if (!in.LengthPrefixed(kMaxStringBytes, &source) || !in.LengthPrefixed(kMaxStringBytes, &space) ||
+      !in.LengthPrefixed(kMaxStringBytes, &key) || !in.VarintAtMost(in.remaining(), &args)) {
+    return Truncated();
+  }
+  text->source.assign(source);
+  text->localization_namespace.assign(space);
+  text->localization_key.assign(key);
+  text->arguments.resize(args);
+  for (reflect::Text& arg : text->arguments) ROLLY_RETURN_IF_ERROR(ReadText(in, &arg));
+  return OkStatus();
+}
+
+Status Applier::ReadOwned(ByteReader& in, const Type& live, void* field, const Path* path) {
+  std::uint8_t flag = 0;
+  if (!in.U8(&flag)) return Truncated();
+  if (flag == 0) {
+    live.pointer->set(field, nullptr);
+    return OkStatus();
+  }
+  const std::size_t index = targets_.size();
+  if (index >= entries_.size()) return Truncated();
+  Name saved_class = tables_.names()[tables_.layouts()[entries_[index].layout].name];
+  void* current = live.pointer->get(field);
+  if (current != nullptr) {
+    reflect::ObjectRef ref = registry_.DynamicClass(*live.class_info, current);
+    if (ref.cls != nullptr &&
+        (ref.cls->name() == saved_class || registry_.FindClass(saved_class) == ref.cls)) {
+      targets_.push_back(ref);
+      return OkStatus();
+    }
+  }
+  Result<reflect::ObjectRef> made = registry_.CreateOwned(live, field, saved_class);
+  if (!made.ok()) {
+    Message("field " + PathText(path) + ": an owned object of class " + saved_class.str() +
+            " was not made (" + std::string(made.status().message()) + "): left as it was");
+    targets_.push_back({});
+    return OkStatus();
+  }
+  targets_.push_back(*made);
+  return OkStatus();
+}
+
+Status Applier::ReadReference(ByteReader& in, const Type& live, void* field, const Path* path) {
+  std::uint64_t u = 0;
+  if (!in.Varint(&u)) return Truncated();
+  if (u == 0) {
+    live.pointer->set(field, nullptr);
+    return OkStatus();
+  }
+  Guid id;
+  if (u % 2 == 1) {
+    std::uint64_t record = (u - 1) / 2;
+    if (record == 0 || record > records_.size()) return Truncated();
+    id = records_[record - 1].subject;
+  } else {
+    std::uint64_t ref = (u - 2) / 2;
+    if (ref >= tables_.refs().size()) return Truncated();
+    id = tables_.refs()[ref];
+  }
+  void* target = links_ != nullptr && !id.is_none() ? links_->Resolve(id, *live.class_info)
+                                                     : nullptr;
+  if (target == nullptr) {
+    Message("field " + PathText(path) + ": the " + live.class_info->name().str() + " saved as " +
+            id.ToString() + " was not found: left as it was");
+    return OkStatus();
+  }
+  live.pointer->set(field, target);
+  return OkStatus();
+}
+
+Status Applier::ReadInstanced(ByteReader& in, const Type& live, void* value, int depth,
+                              const Path* path) {
+  std::uint64_t u = 0;
+  if (!in.VarintAtMost(tables_.layouts().size(), &u)) return Truncated();
+  if (u == 0) {
+    (void)live.instanced->emplace(value, nullptr);
+    return OkStatus();
+  }
+  const auto layout = static_cast<std::uint32_t>(u - 1);
+  Name saved = tables_.names()[tables_.layouts()[layout].name];
+  const reflect::ClassInfo* cls = registry_.FindStruct(saved);
+  Status made = OkStatus();
+  if (cls == nullptr) {
+    made = NotFoundError("no struct " + saved.str());
+  } else if (live.instanced->get(value) != cls) {
+    made = live.instanced->emplace(value, cls);
+  }
+  if (!made.ok()) {
+    Message("field " + PathText(path) + ": an instanced struct " + saved.str() +
+            " was not made (" + std::string(made.message()) + "): left as it was");
+    return SkipFields(in, tables_.layouts()[layout].fields);
+  }
+  return ReadFields(in, layout, *cls, live.instanced->data(value), depth + 1, path, true);
+}
+
+const Type* Applier::LiveTypeFor(std::uint32_t saved) {
+  auto it = bag_types_.find(saved);
+  if (it != bag_types_.end()) return it->second;
+  const Type* found = nullptr;
+  auto kind = static_cast<Kind>(tables_.types()[saved].kind);
+  for (const Type* candidate : registry_.TypesOfKind(kind)) {
+    if (Matches(saved, *candidate) && reflect::ReadableInBag(*candidate)) {
+      found = candidate;
+      break;
+    }
+  }
+  bag_types_.emplace(saved, found);
+  return found;
+}
+
+Status Applier::ReadBag(ByteReader& in, const Type& live, void* value, int depth,
+                        const Path* path) {
+  std::uint64_t u = 0;
+  if (tables_.bag_layouts().empty() || !in.VarintAtMost(tables_.bag_layouts().size() - 1, &u)) {
+    return Truncated();
+  }
+  live.bag->clear(value);
+  for (const LayoutField& f : tables_.bag_layouts()[u].fields) {
+    Name name = tables_.names()[f.name];
+    const Type* type = LiveTypeFor(f.type);
+    Result<void*> at = type != nullptr
+                           ? live.bag->add(value, name, type)
+                           : Result<void*>(NotFoundError("the game registers no type " +
+                                                         tables_.Describe(f.type)));
+    if (!at.ok()) {
+      Message("field " + PathText(path) + ": bag property " + name.str() + " dropped (" +
+              std::string(at.status().message()) + ")");
+      ROLLY_RETURN_IF_ERROR(Skip(in, f.type));
+      continue;
+    }
+    Path here{path, name};
+    ROLLY_RETURN_IF_ERROR(Read(in, f.type, *type, *at, depth + 1, &here, true));
+  }
+  return OkStatus();
+}
+
+void Applier::ReadExtra(const reflect::ClassInfo& cls, void* object, ByteView bytes) {
+  if (!reflect::TypeRegistry::HasExtra(cls)) {
+    Message("class " + cls.name().str() +
+            " has no save-extra hook now: its saved extra bytes were skipped");
+    return;
+  }
+  // The bytes are well formed (the structure check); a hook that reads otherwise was changed
+  // since the save.
+  Status s = reflect::TypeRegistry::ReadExtra(cls, object, AsChars(bytes));
+  if (!s.ok()) {
+    Message("class " + cls.name().str() + ": the save-extra hook did not read what was saved (" +
+            std::string(s.message()) + "): the rest was left as it was");
+  }
 }
 
 Status Applier::Apply(const Record& record, const reflect::ClassInfo& cls, void* object,
@@ -322,22 +506,62 @@ Status Applier::Apply(const Record& record, const reflect::ClassInfo& cls, void*
   }
   const Section* prop = record.Find(kPropSection);
   if (prop == nullptr) return InvalidInputError("a record without PROP");
-  messages_ = messages;
-  elements_ = 0;
-  ByteReader in(prop->bytes);
-  Status status = ReadFields(in, record.layout, cls, object, 1, nullptr);
-  messages_ = nullptr;
-  ROLLY_RETURN_IF_ERROR(status);
-  const Section* extra = record.Find(kExtraSection);
-  if (extra != nullptr) {
-    if (reflect::TypeRegistry::HasExtra(cls)) {
-      ROLLY_RETURN_IF_ERROR(reflect::TypeRegistry::ReadExtra(cls, object, AsChars(extra->bytes)));
-    } else if (messages) {
-      messages->push_back("class " + cls.name().str() +
-                          " has no save-extra hook now: its saved extra bytes were skipped");
+  entries_.clear();
+  targets_.clear();
+  if (const Section* inln = record.Find(kOwnedSection)) {
+    ByteReader in(inln->bytes);
+    std::uint64_t count = 0;
+    if (!in.Varint(&count)) return Truncated();
+    for (std::uint64_t i = 0; i < count; ++i) {
+      Entry e;
+      std::uint64_t layout = 0;
+      if (!in.VarintAtMost(tables_.layouts().size() - 1, &layout) ||
+          !in.LengthPrefixed(in.remaining(), &e.prop) ||
+          !in.LengthPrefixed(in.remaining(), &e.extra)) {
+        return Truncated();
+      }
+      e.layout = static_cast<std::uint32_t>(layout);
+      entries_.push_back(e);
     }
   }
+  messages_ = messages;
+  ByteReader in(prop->bytes);
+  Status status = ReadFields(in, record.layout, cls, object, 1, nullptr, false);
+  // Owned objects in INLN order: each entry applies to the object its owned value made or found.
+  for (std::size_t i = 0; status.ok() && i < entries_.size(); ++i) {
+    if (i >= targets_.size()) {
+      status = Truncated();
+      break;
+    }
+    const Entry& e = entries_[i];
+    ByteReader fields(e.prop);
+    reflect::ObjectRef target = targets_[i];
+    if (target.cls == nullptr) {
+      status = SkipFields(fields, tables_.layouts()[e.layout].fields);
+      continue;
+    }
+    Path here{nullptr, target.cls->name()};
+    void* live = const_cast<void*>(target.object);
+    status = ReadFields(fields, e.layout, *target.cls, live, 1, &here, false);
+    if (status.ok() && !e.extra.empty()) ReadExtra(*target.cls, live, e.extra);
+  }
+  if (status.ok()) {
+    if (const Section* extra = record.Find(kExtraSection)) ReadExtra(cls, object, extra->bytes);
+  }
+  messages_ = nullptr;
+  ROLLY_RETURN_IF_ERROR(status);
+  for (auto it = targets_.rbegin(); it != targets_.rend(); ++it) {
+    if (it->cls != nullptr) loaded_.push_back(*it);
+  }
+  loaded_.push_back({&cls, object});
   return OkStatus();
+}
+
+void Applier::RunLoadedHooks() {
+  for (const reflect::ObjectRef& ref : loaded_) {
+    reflect::TypeRegistry::RunLoaded(*ref.cls, const_cast<void*>(ref.object));
+  }
+  loaded_.clear();
 }
 
 }  // namespace rolly::record

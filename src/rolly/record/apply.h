@@ -7,6 +7,21 @@
 // An Applier binds each saved layout to a live class once (which live field each saved field
 // goes to, and whether its type matches), so applying is a walk over bytes and plan offsets.
 //
+// Owned objects (INLN) are applied into the object a field holds when it is of the saved class,
+// otherwise made again through TypeRegistry::CreateOwned (the saved class is checked to be one the
+// field may hold first; a class that is gone or does not fit leaves the field as it was, with a
+// message). References are resolved through ObjectLinks by subject ID. Property bags are rebuilt
+// with the registry's descriptors of their saved types (a type the game no longer registers drops
+// that property, with a message); instanced structs are made again by their saved struct's name.
+//
+// Nothing of a checked record fails part way: the structure check (DecodePayload) accepted every
+// value, the INLN entries and the EXTR values' form before anything applies. Save-extra hooks that
+// no longer read what was saved (the game changed them) leave the rest as it was, with a message.
+//
+// Hooks: RunLoadedHooks runs OnLoaded once every record of a load applied: for each record in the
+// order applied, its owned objects innermost first, then its target. A record refused
+// (InvalidInput) runs none.
+//
 // Thread rules: an Applier is used by one thread at a time; the registry and tables must outlive
 // it and not change.
 
@@ -17,29 +32,37 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "rolly/core/bytes.h"
 #include "rolly/core/status.h"
 #include "rolly/record/chunk_tables.h"
+#include "rolly/record/links.h"
 #include "rolly/record/record_codec.h"
 #include "rolly/reflect/type_registry.h"
+#include "rolly/reflect/value_types.h"
 
 namespace rolly::record {
 
 class Applier {
  public:
-  Applier(const reflect::TypeRegistry& registry, const ChunkTables& tables)
-      : registry_(registry), tables_(tables) {}
+  // `payload` as DecodePayload returned it; `links` resolves references (null: every reference is
+  // left as it was, with a message). All must outlive the applier.
+  Applier(const reflect::TypeRegistry& registry, const Payload& payload,
+          ObjectLinks* links = nullptr)
+      : registry_(registry), tables_(payload.tables), records_(payload.records), links_(links) {}
 
-  // Applies `record` (from a payload DecodePayload returned with these tables) to `object`, an
-  // object of `cls`. Appends one message per value skipped or left as it was to `messages`.
-  // InvalidInput when the record's class is not `cls` (after class redirects) or its kind is not
-  // an object kind; Damaged when the EXTR section does not read as the hooks expect (PROP applied
-  // already). The game's loaded hooks are the caller's to run.
+  // Applies `record` (one of the payload's records) to `object`, an object of `cls`. Appends one
+  // message per value skipped or left as it was to `messages` (may be null). InvalidInput, applying
+  // nothing, when the record's class is not `cls` (after class redirects) or its kind is not an
+  // object kind.
   Status Apply(const Record& record, const reflect::ClassInfo& cls, void* object,
                std::vector<std::string>* messages);
+  // Runs OnLoaded on every object applied since the last call (see the header comment) and
+  // forgets them.
+  void RunLoadedHooks();
 
  private:
   struct FieldBinding {
@@ -52,6 +75,12 @@ class Applier {
     const reflect::ClassInfo* cls = nullptr;
     std::vector<FieldBinding> fields;
   };
+  // One INLN entry of the record being applied.
+  struct Entry {
+    std::uint32_t layout = 0;
+    ByteView prop;
+    ByteView extra;
+  };
 
   // The chain of field names down to a value, for messages (no allocation unless one is made).
   struct Path {
@@ -59,20 +88,42 @@ class Applier {
     Name name;
   };
   static std::string PathText(const Path* path);
+  void Message(std::string text);
 
-  const Binding& Bind(std::uint32_t layout, const reflect::ClassInfo& cls);
+  const Binding& Bind(std::uint32_t layout, const reflect::ClassInfo& cls, bool whole);
   bool Matches(std::uint32_t saved, const reflect::Type& live);
+  // The registry's descriptor a property bag holds a value of saved type `saved` in, or null.
+  const reflect::Type* LiveTypeFor(std::uint32_t saved);
   Status ReadFields(ByteReader& in, std::uint32_t layout, const reflect::ClassInfo& cls,
-                    void* object, int depth, const Path* path);
+                    void* object, int depth, const Path* path, bool whole);
   Status Read(ByteReader& in, std::uint32_t saved, const reflect::Type& live, void* value,
-              int depth, const Path* path);
+              int depth, const Path* path, bool whole);
+  Status Skip(ByteReader& in, std::uint32_t saved);
+  Status SkipFields(ByteReader& in, const std::vector<LayoutField>& fields);
+  Status ReadOwned(ByteReader& in, const reflect::Type& live, void* field, const Path* path);
+  Status ReadReference(ByteReader& in, const reflect::Type& live, void* field, const Path* path);
+  Status ReadInstanced(ByteReader& in, const reflect::Type& live, void* value, int depth,
+                       const Path* path);
+  Status ReadBag(ByteReader& in, const reflect::Type& live, void* value, int depth,
+                 const Path* path);
+  Status ReadText(ByteReader& in, reflect::Text* text);
+  void ReadExtra(const reflect::ClassInfo& cls, void* object, ByteView bytes);
 
   const reflect::TypeRegistry& registry_;
   const ChunkTables& tables_;
-  std::map<std::pair<std::uint32_t, const reflect::ClassInfo*>, std::unique_ptr<Binding>> bindings_;
+  const std::vector<Record>& records_;
+  ObjectLinks* links_;
+  std::map<std::tuple<std::uint32_t, const reflect::ClassInfo*, bool>, std::unique_ptr<Binding>>
+      bindings_;
   std::map<std::pair<std::uint32_t, const reflect::Type*>, bool> matches_;
+  std::map<std::uint32_t, const reflect::Type*> bag_types_;
   std::vector<std::string>* messages_ = nullptr;
-  std::uint64_t elements_ = 0;
+  // The record being applied: its INLN entries, and for each owned value met so far (in INLN
+  // order) the object its entry applies to ({null, null}: skipped).
+  std::vector<Entry> entries_;
+  std::vector<reflect::ObjectRef> targets_;
+  // Objects whose OnLoaded runs at RunLoadedHooks, in that order.
+  std::vector<reflect::ObjectRef> loaded_;
 };
 
 }  // namespace rolly::record

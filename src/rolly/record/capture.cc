@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "rolly/core/utf8.h"
+#include "rolly/reflect/property_bag.h"
 #include "rolly/reflect/value_types.h"
 
 namespace rolly::record {
@@ -12,11 +13,29 @@ namespace {
 using reflect::Kind;
 using reflect::Type;
 
+// Writes values by their descriptors. Owned objects met are queued (INLN is written in the order
+// they are met, PROP's first); `needs_check` tells whether the record holds a value the file's
+// budget counts.
 class Writer {
  public:
-  Writer(ChunkTables* tables, Bytes* out) : tables_(tables), w_(out) {}
+  Writer(ChunkTables* tables, ObjectLinks* links) : tables_(tables), links_(links) {}
 
-  Status Value(const Type& t, const void* v, int depth) {
+  // Starts writing into `out`; the record's element count goes on across calls.
+  void Start(Bytes* out) { w_ = ByteWriter(out); }
+  bool needs_check() const { return needs_check_; }
+  std::vector<reflect::ObjectRef>& owned() { return owned_; }
+
+  Status Fields(const reflect::ClassPlan& plan, const void* object, int depth, bool whole) {
+    for (const reflect::PlanField& f : plan.fields) {
+      Status s = Value(f.type(), f.Address(object), depth, whole);
+      if (!s.ok()) {
+        return InvalidDataError("field " + f.name().str() + ": " + std::string(s.message()));
+      }
+    }
+    return OkStatus();
+  }
+
+  Status Value(const Type& t, const void* v, int depth, bool whole) {
     if (depth > kMaxValueDepth) return InvalidDataError("a value nests past 64 levels");
     switch (t.kind) {
       case Kind::kBool:
@@ -66,6 +85,9 @@ class Writer {
         w_.Varint(std::uint64_t{index} + 1);
         return OkStatus();
       }
+      case Kind::kText:
+        needs_check_ = true;
+        return Text(*static_cast<const reflect::Text*>(v), 1);
       case Kind::kGuid: {
         const auto& g = *static_cast<const Guid*>(v);
         w_.U64(g.high());
@@ -116,8 +138,9 @@ class Writer {
         return OkStatus();
       }
       case Kind::kStruct: {
-        for (const reflect::PlanField& f : t.class_info->Plan().fields) {
-          Status s = Value(f.type(), f.Address(v), depth + 1);
+        const reflect::ClassInfo& cls = *t.class_info;
+        for (const reflect::PlanField& f : whole ? cls.WholePlan().fields : cls.Plan().fields) {
+          Status s = Value(f.type(), f.Address(v), depth + 1, whole);
           if (!s.ok())
             return InvalidDataError("member " + f.name().str() + ": " + std::string(s.message()));
         }
@@ -127,40 +150,125 @@ class Writer {
         bool has = t.optional->has(v);
         w_.U8(has ? 1 : 0);
         if (!has) return OkStatus();
-        return Value(*t.element, t.optional->value(const_cast<void*>(v)), depth + 1);
+        return Value(*t.element, t.optional->value(const_cast<void*>(v)), depth + 1, whole);
       }
       case Kind::kVector:
       case Kind::kArray:
       case Kind::kSet:
       case Kind::kMap: {
         std::size_t n = t.container->size(v);
-        if (n > kMaxElementsPerRecord - elements_) {
-          return InvalidDataError("more than 16,777,216 elements in a record");
-        }
-        elements_ += n;
-        w_.Varint(n);
+        ROLLY_RETURN_IF_ERROR(CountElements(n));
+        if (t.kind != Kind::kArray) w_.Varint(n);
         struct Ctx {
           Writer* self;
           const Type* t;
           int depth;
+          bool whole;
           Status status;
-        } ctx{this, &t, depth, OkStatus()};
+        } ctx{this, &t, depth, whole, OkStatus()};
         t.container->for_each(v, &ctx, [](void* c, const void* key, const void* mapped) {
           auto* x = static_cast<Ctx*>(c);
           if (!x->status.ok()) return;
-          x->status = x->self->Value(*x->t->element, key, x->depth + 1);
+          x->status = x->self->Value(*x->t->element, key, x->depth + 1, x->whole);
           if (x->status.ok() && mapped)
-            x->status = x->self->Value(*x->t->mapped, mapped, x->depth + 1);
+            x->status = x->self->Value(*x->t->mapped, mapped, x->depth + 1, x->whole);
         });
         return ctx.status;
       }
-      default:
-        return InvalidDataError("type " + reflect::DescribeType(t) +
-                                " is not saved by this version of the record layer");
+      case Kind::kOwned: {
+        const void* p = t.pointer->get(v);
+        if (p == nullptr) {
+          w_.U8(0);
+          return OkStatus();
+        }
+        reflect::ObjectRef ref = t.class_info->registry().DynamicClass(*t.class_info, p);
+        if (ref.cls == nullptr) {
+          return InvalidDataError("an owned object's class is not registered as a " +
+                                  t.class_info->name().str());
+        }
+        if (owned_.size() >= FileBudget::kMaxOwned) {
+          return InvalidDataError("more than 262,144 owned objects in a record");
+        }
+        needs_check_ = true;
+        w_.U8(1);
+        owned_.push_back(ref);
+        return OkStatus();
+      }
+      case Kind::kReference: {
+        const void* p = t.pointer->get(v);
+        if (p == nullptr) {
+          w_.Varint(0);
+          return OkStatus();
+        }
+        if (links_ == nullptr) {
+          return InvalidDataError("a reference is set but nothing says where objects are saved");
+        }
+        std::optional<LinkTarget> target = links_->Locate(*t.class_info, p);
+        if (!target) {
+          w_.Varint(0);
+        } else if (target->record != 0) {
+          w_.Varint(std::uint64_t{target->record} * 2 + 1);
+        } else {
+          ROLLY_ASSIGN_OR_RETURN(std::uint32_t index, tables_->AddRef(target->id));
+          w_.Varint(std::uint64_t{index} * 2 + 2);
+        }
+        return OkStatus();
+      }
+      case Kind::kInstancedStruct: {
+        needs_check_ = true;
+        const reflect::ClassInfo* cls = t.instanced->get(v);
+        if (cls == nullptr) {
+          w_.Varint(0);
+          return OkStatus();
+        }
+        ROLLY_ASSIGN_OR_RETURN(std::uint32_t layout, tables_->AddLayout(*cls, true));
+        w_.Varint(std::uint64_t{layout} + 1);
+        const void* data = t.instanced->data(const_cast<void*>(v));
+        for (const reflect::PlanField& f : cls->WholePlan().fields) {
+          Status s = Value(f.type(), f.Address(data), depth + 1, true);
+          if (!s.ok())
+            return InvalidDataError("member " + f.name().str() + ": " + std::string(s.message()));
+        }
+        return OkStatus();
+      }
+      case Kind::kPropertyBag: {
+        needs_check_ = true;
+        ROLLY_ASSIGN_OR_RETURN(std::uint32_t layout, tables_->AddBagLayout(t.bag->layout(v)));
+        w_.Varint(layout);
+        void* bag = const_cast<void*>(v);
+        for (std::size_t i = 0; i < t.bag->size(v); ++i) {
+          Status s = Value(*t.bag->type(v, i), t.bag->value(bag, i), depth + 1, true);
+          if (!s.ok()) {
+            return InvalidDataError("property " + t.bag->name(v, i).str() + ": " +
+                                    std::string(s.message()));
+          }
+        }
+        return OkStatus();
+      }
     }
+    return InvalidDataError("type " + reflect::DescribeType(t) + " is not saved by this version");
   }
 
  private:
+  Status CountElements(std::uint64_t n) {
+    if (n > kMaxElementsPerRecord - elements_) {
+      return InvalidDataError("more than 16,777,216 elements in a record");
+    }
+    elements_ += n;
+    return OkStatus();
+  }
+
+  Status Text(const reflect::Text& text, int level) {
+    if (level > kMaxTextDepth) return InvalidDataError("a text nests past 32 levels");
+    ROLLY_RETURN_IF_ERROR(String(text.source));
+    ROLLY_RETURN_IF_ERROR(String(text.localization_namespace));
+    ROLLY_RETURN_IF_ERROR(String(text.localization_key));
+    ROLLY_RETURN_IF_ERROR(CountElements(text.arguments.size()));
+    w_.Varint(text.arguments.size());
+    for (const reflect::Text& arg : text.arguments) ROLLY_RETURN_IF_ERROR(Text(arg, level + 1));
+    return OkStatus();
+  }
+
   Status String(const std::string& s) {
     if (s.size() > kMaxStringBytes || !IsValidUtf8(s) || s.find('\0') != std::string::npos) {
       return InvalidDataError("a string of " + std::to_string(s.size()) +
@@ -214,38 +322,222 @@ class Writer {
   }
 
   ChunkTables* tables_;
-  ByteWriter w_;
+  ObjectLinks* links_;
+  ByteWriter w_{nullptr};
   std::uint64_t elements_ = 0;
+  bool needs_check_ = false;
+  std::vector<reflect::ObjectRef> owned_;
 };
 
+// The parts of one captured record, before they are put together.
+struct Parts {
+  Bytes prop;
+  Bytes inln;
+  std::string extra;
+  bool has_inln = false;
+  bool has_extra = false;
+};
+
+// Writes PROP, INLN and EXTR of `object`. `pre_save` runs OnPreSave on each owned object before it
+// is read; `owned_out` gets the owned objects in INLN order.
+Status WriteParts(const reflect::ClassInfo& cls, const void* object, ChunkTables* tables,
+                  ObjectLinks* links, bool pre_save, Parts* parts, bool* needs_check,
+                  std::vector<reflect::ObjectRef>* owned_out) {
+  Writer writer(tables, links);
+  writer.Start(&parts->prop);
+  Status s = writer.Fields(cls.Plan(), object, 1, false);
+  if (!s.ok()) return InvalidDataError("class " + cls.name().str() + " " + std::string(s.message()));
+  if (reflect::TypeRegistry::HasExtra(cls)) {
+    ROLLY_ASSIGN_OR_RETURN(parts->extra, reflect::TypeRegistry::WriteExtra(cls, object));
+    parts->has_extra = true;
+  }
+  // Owned objects, in the order met; each may own more, appended as met.
+  std::vector<reflect::ObjectRef>& owned = writer.owned();
+  if (!owned.empty()) {
+    Bytes entry;
+    ByteWriter inln(&parts->inln);
+    std::size_t done = 0;
+    std::vector<std::pair<std::uint32_t, Bytes>> entries;
+    for (; done < owned.size(); ++done) {
+      reflect::ObjectRef ref = owned[done];
+      void* live = const_cast<void*>(ref.object);
+      if (pre_save) reflect::TypeRegistry::RunPreSave(*ref.cls, live);
+      ROLLY_ASSIGN_OR_RETURN(std::uint32_t layout, tables->AddLayout(*ref.cls));
+      Bytes body;
+      writer.Start(&body);
+      s = writer.Fields(ref.cls->Plan(), ref.object, 1, false);
+      if (!s.ok()) {
+        return InvalidDataError("owned object of class " + ref.cls->name().str() + " " +
+                                std::string(s.message()));
+      }
+      std::string extra;
+      if (reflect::TypeRegistry::HasExtra(*ref.cls)) {
+        ROLLY_ASSIGN_OR_RETURN(extra, reflect::TypeRegistry::WriteExtra(*ref.cls, ref.object));
+      }
+      entry.clear();
+      ByteWriter e(&entry);
+      e.Varint(layout);
+      e.LengthPrefixed(body);
+      e.LengthPrefixed(std::string_view(extra));
+      entries.emplace_back(layout, entry);
+    }
+    inln.Varint(entries.size());
+    for (const auto& [layout, bytes] : entries) inln.Raw(bytes);
+    parts->has_inln = true;
+    if (owned_out != nullptr) *owned_out = owned;
+  }
+  *needs_check = writer.needs_check();
+  return OkStatus();
+}
+
+void WriteHeader(ByteWriter& w, RecordKind kind, Guid subject, std::uint32_t layout,
+                 const Parts& parts) {
+  w.U8(static_cast<std::uint8_t>(kind));
+  w.U64(subject.high());
+  w.U64(subject.low());
+  w.Varint(layout);
+  w.Varint((parts.has_inln ? 1 : 0) + (parts.has_extra ? 1 : 0));
+  if (parts.has_inln) {
+    w.Raw(std::string_view(kOwnedSection.data(), 4));
+    w.LengthPrefixed(parts.inln);
+  }
+  if (parts.has_extra) {
+    w.Raw(std::string_view(kExtraSection.data(), 4));
+    w.LengthPrefixed(std::string_view(parts.extra));
+  }
+}
+
+Record ToRecord(RecordKind kind, Guid subject, std::uint32_t layout, Parts parts) {
+  Record record;
+  record.kind = static_cast<std::uint8_t>(kind);
+  record.subject = subject;
+  record.layout = layout;
+  record.sections.push_back({kPropSection, std::move(parts.prop)});
+  if (parts.has_inln) record.sections.push_back({kOwnedSection, std::move(parts.inln)});
+  if (parts.has_extra) {
+    record.sections.push_back(
+        {kExtraSection, Bytes(parts.extra.begin(), parts.extra.end())});
+  }
+  return record;
+}
+
 }  // namespace
+
+Status ChunkWriter::Add(const Record& record) {
+  ROLLY_ASSIGN_OR_RETURN(Bytes bytes, EncodeRecord(record));
+  AddEncoded(bytes);
+  return OkStatus();
+}
+
+void ChunkWriter::AddEncoded(ByteView record) {
+  ByteWriter w(&records_);
+  w.LengthPrefixed(record);
+  ++count_;
+}
+
+Bytes ChunkWriter::Finish() {
+  Bytes out;
+  ByteWriter w(&out);
+  w.Varint(std::uint64_t{count_} + 1);
+  Bytes tables;
+  ByteWriter tw(&tables);
+  tables_.Encode(tw);
+  out.reserve(out.size() + tables.size() + 5 + records_.size());
+  w.LengthPrefixed(tables);
+  w.Raw(records_);
+  tables_ = ChunkTables();
+  records_.clear();
+  count_ = 0;
+  return out;
+}
+
+Result<std::uint32_t> Capturer::Capture(const reflect::ClassInfo& cls, void* object, Guid subject,
+                                        RecordKind kind) {
+  if (!IsKnownObjectKind(static_cast<std::uint8_t>(kind))) {
+    return InvalidInputError("records of kind TABLES are not captured");
+  }
+  ChunkTables& tables = chunk_->tables();
+  const ChunkTables::Mark mark = tables.GetMark();
+  reflect::TypeRegistry::RunPreSave(cls, object);
+  Parts parts;
+  parts.prop.swap(scratch_);
+  parts.prop.clear();
+  bool needs_check = false;
+  std::vector<reflect::ObjectRef> owned;
+  auto fail = [&](Status s) {
+    tables.Rollback(mark);
+    scratch_.swap(parts.prop);
+    return s;
+  };
+  Result<std::uint32_t> layout = tables.AddLayout(cls);
+  if (!layout.ok()) return fail(layout.status());
+  Status s = WriteParts(cls, object, &tables, links_, true, &parts, &needs_check, &owned);
+  if (!s.ok()) return fail(s);
+  if (needs_check) {
+    // The same check a load runs, against a copy of the budget: a save never writes what its
+    // load would refuse, and a refused capture charges nothing.
+    FileBudget budget = chunk_->budget() ? *chunk_->budget() : FileBudget{};
+    std::uint64_t new_layouts = tables.bag_layouts().size() - mark.bag_layouts;
+    if (new_layouts > FileBudget::kMaxBagLayouts - budget.bag_layouts) {
+      return fail(InvalidDataError("class " + cls.name().str() +
+                                   ": more than 4,096 property bag layouts in the file"));
+    }
+    budget.bag_layouts += new_layouts;
+    Bytes prop_copy = parts.prop;
+    Record record = ToRecord(kind, subject, *layout, parts);
+    parts.prop = std::move(prop_copy);
+    s = CheckRecord(tables, record, chunk_->record_count() + 1, kMaxRecords + 1, &budget);
+    if (!s.ok()) {
+      return fail(InvalidDataError("class " + cls.name().str() + ": a load would refuse it: " +
+                                   std::string(s.message())));
+    }
+    if (chunk_->budget()) *chunk_->budget() = budget;
+  }
+  owned_scratch_.clear();
+  ByteWriter w(&owned_scratch_);
+  WriteHeader(w, kind, subject, *layout, parts);
+  w.Raw(parts.prop);
+  chunk_->AddEncoded(owned_scratch_);
+  for (auto it = owned.rbegin(); it != owned.rend(); ++it) captured_.push_back(*it);
+  captured_.push_back({&cls, object});
+  scratch_.swap(parts.prop);
+  return chunk_->record_count();
+}
+
+void Capturer::RunSavedHooks() {
+  for (const reflect::ObjectRef& ref : captured_) {
+    reflect::TypeRegistry::RunSaved(*ref.cls, const_cast<void*>(ref.object));
+  }
+  captured_.clear();
+}
 
 Result<Record> CaptureObject(const reflect::ClassInfo& cls, const void* object, Guid subject,
                              RecordKind kind, ChunkTables* tables) {
   if (!IsKnownObjectKind(static_cast<std::uint8_t>(kind))) {
     return InvalidInputError("records of kind TABLES are not captured");
   }
+  const ChunkTables::Mark mark = tables->GetMark();
+  Result<std::uint32_t> layout = tables->AddLayout(cls);
+  Parts parts;
+  bool needs_check = false;
+  Status s = layout.ok() ? WriteParts(cls, object, tables, nullptr, false, &parts, &needs_check,
+                                      nullptr)
+                         : layout.status();
   Record record;
-  record.kind = static_cast<std::uint8_t>(kind);
-  record.subject = subject;
-  ROLLY_ASSIGN_OR_RETURN(record.layout, tables->AddLayout(cls));
-  Section prop;
-  prop.id = kPropSection;
-  Writer writer(tables, &prop.bytes);
-  for (const reflect::PlanField& f : cls.Plan().fields) {
-    Status s = writer.Value(f.type(), f.Address(object), 1);
-    if (!s.ok()) {
-      return InvalidDataError("class " + cls.name().str() + " field " + f.name().str() + ": " +
-                              std::string(s.message()));
+  if (s.ok()) {
+    record = ToRecord(kind, subject, *layout, std::move(parts));
+    if (needs_check) {
+      FileBudget budget;
+      s = CheckRecord(*tables, record, 1, kMaxRecords + 1, &budget);
+      if (!s.ok()) {
+        s = InvalidDataError("class " + cls.name().str() + ": a load would refuse it: " +
+                             std::string(s.message()));
+      }
     }
   }
-  record.sections.push_back(std::move(prop));
-  if (reflect::TypeRegistry::HasExtra(cls)) {
-    ROLLY_ASSIGN_OR_RETURN(std::string extra, reflect::TypeRegistry::WriteExtra(cls, object));
-    Section section;
-    section.id = kExtraSection;
-    section.bytes.assign(extra.begin(), extra.end());
-    record.sections.push_back(std::move(section));
+  if (!s.ok()) {
+    tables->Rollback(mark);
+    return s;
   }
   return record;
 }

@@ -1,29 +1,97 @@
-// Capturing an object: its saved fields (through its class's plan) and its save-extra bytes as a
-// record of a chunk, adding the class's layout, the saved types and the names the values use to
-// the chunk's tables (docs/records.md).
+// Capturing objects into records of a chunk (docs/records.md).
 //
-// Capture reads the object only; the game's pre-save and saved hooks are the caller's to run.
-// Values are written straight from the fields' addresses by their descriptors: no look-up or
-// allocation per property beyond the names table's look-up of a name or enum value's name.
+// A ChunkWriter builds one record chunk's payload: the chunk's tables, and its records encoded one
+// after another into one buffer. A Capturer turns live objects into records of a ChunkWriter
+// through their classes' plans: PROP with every saved field in plan order, INLN with the objects
+// they own (their classes saved with them), EXTR with the save-extra hooks' bytes. Values are
+// written straight from the fields' addresses by their descriptors.
 //
-// Thread rules: one thread per ChunkTables; the object must not change during the call.
+// What a load would refuse, a capture refuses (InvalidData, naming the class and field): strings
+// past 1,048,576 bytes or not UTF-8, enum numbers without a registered name, values nested past 64
+// levels, texts nested past 32, and every bound of the file's budget. A refused capture leaves the
+// chunk, its tables and the budget as they were. To be sure of that, a record holding a text, an
+// owned object, a property bag or an instanced struct is checked after it is written by the same
+// structure check a load runs, against a copy of the budget.
+//
+// Hooks (docs/records.md, "Hooks"): Capture runs OnPreSave on the object before reading it, and on
+// each object it owns before reading that one; RunSavedHooks runs OnSaved on every object
+// captured, owned ones too, and is the caller's to call once the file holding the records was
+// written (never after a failed write).
+//
+// Thread rules: a ChunkWriter and its Capturer are used by one thread at a time; captured objects
+// must not change during Capture (their hooks may change them before).
 
 #ifndef ROLLY_RECORD_CAPTURE_H_
 #define ROLLY_RECORD_CAPTURE_H_
 
+#include <cstdint>
+#include <vector>
+
+#include "rolly/core/bytes.h"
 #include "rolly/core/guid.h"
 #include "rolly/core/status.h"
 #include "rolly/record/chunk_tables.h"
+#include "rolly/record/links.h"
 #include "rolly/record/record_codec.h"
 #include "rolly/reflect/type_registry.h"
 
 namespace rolly::record {
 
-// The record of `object` (an object of `cls`, as `cls`): PROP with every saved field in plan
-// order, then EXTR when the class or a base has a save-extra hook. InvalidData, naming the class
-// and field, for a value a reader would refuse (a string past 1,048,576 bytes or not UTF-8, an
-// enum number without a registered name, a value nested past 64 levels, a kind this version does
-// not save). After a failure `tables` may hold a partly added layout: discard them.
+class ChunkWriter {
+ public:
+  // `budget` (the file's, may be null for none) must outlive the writer.
+  explicit ChunkWriter(FileBudget* budget = nullptr) : budget_(budget) {}
+
+  ChunkTables& tables() { return tables_; }
+  const ChunkTables& tables() const { return tables_; }
+  FileBudget* budget() const { return budget_; }
+  // The number of records added (the tables record not counted); the next record's index in the
+  // payload is record_count() + 1.
+  std::uint32_t record_count() const { return count_; }
+
+  // Appends a record as it is (one kept for an absent object, or moved from another chunk with
+  // MoveRecord): InvalidData when it breaks a rule of the one form; its values must fit these
+  // tables (DecodePayload checks them on load).
+  Status Add(const Record& record);
+  // Appends a record's encoded bytes (kind byte first); used by Capturer.
+  void AddEncoded(ByteView record);
+  // The payload: count, tables, records. The writer is empty afterwards.
+  Bytes Finish();
+
+ private:
+  FileBudget* budget_;
+  ChunkTables tables_;
+  Bytes records_;
+  std::uint32_t count_ = 0;
+};
+
+class Capturer {
+ public:
+  // `links` resolves references (null: a non-null reference is refused with InvalidData). Both
+  // must outlive the capturer.
+  explicit Capturer(ChunkWriter* chunk, ObjectLinks* links = nullptr)
+      : chunk_(chunk), links_(links) {}
+
+  // Runs OnPreSave, then captures `object` (an object of `cls`, as `cls`) as a record of `kind`
+  // for `subject`, appended to the chunk. Returns its index in the payload.
+  Result<std::uint32_t> Capture(const reflect::ClassInfo& cls, void* object, Guid subject,
+                                RecordKind kind);
+  // Runs OnSaved on every object captured since the last call (owned objects first, then their
+  // owner, in capture order) and forgets them. Call only after the write succeeded.
+  void RunSavedHooks();
+  // Forgets the captured objects without running hooks (the write failed).
+  void ForgetCaptured() { captured_.clear(); }
+
+ private:
+  ChunkWriter* chunk_;
+  ObjectLinks* links_;
+  std::vector<reflect::ObjectRef> captured_;
+  Bytes scratch_;
+  Bytes owned_scratch_;
+};
+
+// The record of `object` with no hooks run and no links (a non-null reference is refused), its
+// layout, types and names added to `tables`. For tools and tests; games capture through Capturer.
 Result<Record> CaptureObject(const reflect::ClassInfo& cls, const void* object, Guid subject,
                              RecordKind kind, ChunkTables* tables);
 

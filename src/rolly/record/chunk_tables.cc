@@ -32,17 +32,93 @@ std::string_view SavedKindName(SavedKind kind) {
   return reflect::KindName(static_cast<reflect::Kind>(kind));
 }
 
-bool IsSupported(SavedKind kind) {
-  switch (kind) {
-    case SavedKind::kText:
-    case SavedKind::kOwned:
-    case SavedKind::kReference:
-    case SavedKind::kInstancedStruct:
-    case SavedKind::kPropertyBag:
-      return false;
-    default:
-      return static_cast<std::uint8_t>(kind) <= kLastKind;
+bool IsSupported(SavedKind kind) { return static_cast<std::uint8_t>(kind) <= kLastKind; }
+
+namespace {
+template <typename Map>
+void EraseFrom(Map& map, std::size_t size) {
+  for (auto it = map.begin(); it != map.end();) {
+    if (it->second >= size) {
+      it = map.erase(it);
+    } else {
+      ++it;
+    }
   }
+}
+}  // namespace
+
+void ChunkTables::Rollback(const Mark& mark) {
+  if (names_.size() > mark.names) {
+    names_.resize(mark.names);
+    EraseFrom(name_index_, mark.names);
+  }
+  if (types_.size() > mark.types) {
+    types_.resize(mark.types);
+    depths_.resize(mark.types);
+    EraseFrom(type_index_, mark.types);
+    EraseFrom(live_type_index_[0], mark.types);
+    EraseFrom(live_type_index_[1], mark.types);
+  }
+  if (layouts_.size() > mark.layouts) {
+    layouts_.resize(mark.layouts);
+    EraseFrom(layout_index_[0], mark.layouts);
+    EraseFrom(layout_index_[1], mark.layouts);
+  }
+  // A layout reserved by a failed AddLayout is gone from the index already; types may name
+  // layouts past the mark only if they were added after it, and those went above.
+  if (bag_layouts_.size() > mark.bag_layouts) {
+    bag_layouts_.resize(mark.bag_layouts);
+    EraseFrom(live_bag_index_, mark.bag_layouts);
+    EraseFrom(bag_index_, mark.bag_layouts);
+  }
+  if (refs_.size() > mark.refs) {
+    refs_.resize(mark.refs);
+    EraseFrom(ref_index_, mark.refs);
+  }
+}
+
+Result<std::uint32_t> ChunkTables::AddBagLayout(const std::vector<reflect::BagField>& fields) {
+  std::vector<std::pair<Name, const reflect::Type*>> key;
+  key.reserve(fields.size());
+  for (const reflect::BagField& f : fields) key.emplace_back(f.name, f.type);
+  auto it = live_bag_index_.find(key);
+  if (it != live_bag_index_.end()) return it->second;
+  if (fields.size() > kMaxBagProperties) {
+    return InvalidDataError("a property bag of more than 1,024 properties cannot be saved");
+  }
+  BagLayout layout;
+  layout.fields.reserve(fields.size());
+  for (const reflect::BagField& f : fields) {
+    LayoutField field;
+    ROLLY_ASSIGN_OR_RETURN(field.name, AddName(f.name));
+    ROLLY_ASSIGN_OR_RETURN(field.type, AddLiveType(*f.type, true));
+    layout.fields.push_back(field);
+  }
+  ROLLY_ASSIGN_OR_RETURN(std::uint32_t index, AddSavedBagLayout(layout));
+  live_bag_index_.emplace(std::move(key), index);
+  return index;
+}
+
+Result<std::uint32_t> ChunkTables::AddSavedBagLayout(const BagLayout& layout) {
+  auto it = bag_index_.find(layout.fields);
+  if (it != bag_index_.end()) return it->second;
+  if (bag_layouts_.size() >= kMaxBagLayoutsPerChunk) {
+    return InvalidDataError("more than 4,096 property bag layouts");
+  }
+  auto index = static_cast<std::uint32_t>(bag_layouts_.size());
+  bag_layouts_.push_back(layout);
+  bag_index_.emplace(layout.fields, index);
+  return index;
+}
+
+Result<std::uint32_t> ChunkTables::AddRef(Guid id) {
+  auto it = ref_index_.find(id);
+  if (it != ref_index_.end()) return it->second;
+  if (refs_.size() >= kMaxRefs) return InvalidDataError("more than 4,194,304 referred subjects");
+  auto index = static_cast<std::uint32_t>(refs_.size());
+  refs_.push_back(id);
+  ref_index_.emplace(id, index);
+  return index;
 }
 
 Result<std::uint32_t> ChunkTables::AddName(Name name) {
@@ -84,13 +160,14 @@ std::uint32_t ChunkTables::AddType(const SavedType& type) {
   return index;
 }
 
-Result<std::uint32_t> ChunkTables::AddLiveType(const reflect::Type& type) {
-  return AddLiveType(type, 1);
+Result<std::uint32_t> ChunkTables::AddLiveType(const reflect::Type& type, bool whole) {
+  return AddLiveType(type, 1, whole);
 }
 
-Result<std::uint32_t> ChunkTables::AddLiveType(const reflect::Type& type, int depth) {
-  auto it = live_type_index_.find(&type);
-  if (it != live_type_index_.end()) return it->second;
+Result<std::uint32_t> ChunkTables::AddLiveType(const reflect::Type& type, int depth, bool whole) {
+  auto& index_of = live_type_index_[whole ? 1 : 0];
+  auto it = index_of.find(&type);
+  if (it != index_of.end()) return it->second;
   if (depth > kMaxTypeDepth) return InvalidDataError("a saved type nests past 64 levels");
   SavedType saved;
   saved.kind = SavedKindOf(type.kind);
@@ -104,12 +181,12 @@ Result<std::uint32_t> ChunkTables::AddLiveType(const reflect::Type& type, int de
       break;
     }
     case SavedKind::kStruct: {
-      ROLLY_ASSIGN_OR_RETURN(saved.a, AddLayout(*type.class_info));
+      ROLLY_ASSIGN_OR_RETURN(saved.a, AddLayout(*type.class_info, whole));
       break;
     }
     case SavedKind::kMap: {
-      ROLLY_ASSIGN_OR_RETURN(saved.a, AddLiveType(*type.element, depth + 1));
-      ROLLY_ASSIGN_OR_RETURN(saved.b, AddLiveType(*type.mapped, depth + 1));
+      ROLLY_ASSIGN_OR_RETURN(saved.a, AddLiveType(*type.element, depth + 1, whole));
+      ROLLY_ASSIGN_OR_RETURN(saved.b, AddLiveType(*type.mapped, depth + 1, whole));
       break;
     }
     case SavedKind::kArray:
@@ -122,7 +199,7 @@ Result<std::uint32_t> ChunkTables::AddLiveType(const reflect::Type& type, int de
     case SavedKind::kVector:
     case SavedKind::kSet:
     case SavedKind::kOptional: {
-      ROLLY_ASSIGN_OR_RETURN(saved.a, AddLiveType(*type.element, depth + 1));
+      ROLLY_ASSIGN_OR_RETURN(saved.a, AddLiveType(*type.element, depth + 1, whole));
       break;
     }
     default:
@@ -134,14 +211,15 @@ Result<std::uint32_t> ChunkTables::AddLiveType(const reflect::Type& type, int de
     return InvalidDataError("a saved type nests past 64 levels");
   }
   std::uint32_t index = AddType(saved);
-  live_type_index_.emplace(&type, index);
+  index_of.emplace(&type, index);
   return index;
 }
 
-Result<std::uint32_t> ChunkTables::AddLayout(const reflect::ClassInfo& cls) {
-  auto it = layout_index_.find(&cls);
-  if (it != layout_index_.end()) return it->second;
-  const reflect::ClassPlan& plan = cls.Plan();
+Result<std::uint32_t> ChunkTables::AddLayout(const reflect::ClassInfo& cls, bool whole) {
+  auto& index_of = layout_index_[whole ? 1 : 0];
+  auto it = index_of.find(&cls);
+  if (it != index_of.end()) return it->second;
+  const reflect::ClassPlan& plan = whole ? cls.WholePlan() : cls.Plan();
   if (plan.fields.size() > kMaxLayoutFields) {
     return InvalidDataError("class " + cls.name().str() + " has more than 4,096 saved fields");
   }
@@ -150,11 +228,10 @@ Result<std::uint32_t> ChunkTables::AddLayout(const reflect::ClassInfo& cls) {
   // Reserve the slot first so a struct holding containers of itself finds its layout.
   auto index = static_cast<std::uint32_t>(layouts_.size());
   layouts_.emplace_back();
-  layout_index_.emplace(&cls, index);
+  index_of.emplace(&cls, index);
   Layout layout;
-  Status status;
   auto fail = [&](Status s) {
-    layout_index_.erase(&cls);
+    index_of.erase(&cls);
     return s;
   };
   Result<std::uint32_t> name = AddName(cls.name());
@@ -163,7 +240,7 @@ Result<std::uint32_t> ChunkTables::AddLayout(const reflect::ClassInfo& cls) {
   for (const reflect::PlanField& f : plan.fields) {
     Result<std::uint32_t> field_name = AddName(f.name());
     if (!field_name.ok()) return fail(field_name.status());
-    Result<std::uint32_t> field_type = AddLiveType(f.type());
+    Result<std::uint32_t> field_type = AddLiveType(f.type(), whole);
     if (!field_type.ok()) {
       return fail(InvalidDataError("class " + cls.name().str() + " field " + f.name().str() + ": " +
                                    std::string(field_type.status().message())));
@@ -237,6 +314,19 @@ void ChunkTables::Encode(ByteWriter& out) const {
       out.Varint(f.name);
       out.Varint(f.type);
     }
+  }
+  out.Varint(bag_layouts_.size());
+  for (const BagLayout& l : bag_layouts_) {
+    out.Varint(l.fields.size());
+    for (const LayoutField& f : l.fields) {
+      out.Varint(f.name);
+      out.Varint(f.type);
+    }
+  }
+  out.Varint(refs_.size());
+  for (const Guid& g : refs_) {
+    out.U64(g.high());
+    out.U64(g.low());
   }
 }
 
@@ -351,7 +441,52 @@ Result<ChunkTables> DecodeTables(ByteView record) {
       return damaged("type " + std::to_string(type) + " names a layout past the table");
     }
   }
-  if (!in.ok() || !in.empty()) return damaged("bytes after the layouts");
+  if (!in.VarintAtMost(std::min<std::uint64_t>(kMaxBagLayoutsPerChunk, in.remaining()), &count)) {
+    return damaged("bad bag layout count");
+  }
+  tables.bag_layouts_.reserve(count);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    BagLayout layout;
+    std::uint64_t fields = 0;
+    if (!in.VarintAtMost(std::min<std::uint64_t>(kMaxBagProperties, in.remaining()), &fields)) {
+      return damaged("bag layout " + std::to_string(i) + " has a bad property count");
+    }
+    layout.fields.reserve(fields);
+    for (std::uint64_t f = 0; f < fields; ++f) {
+      std::uint64_t fname = 0, ftype = 0;
+      if (tables.names_.empty() || !in.VarintAtMost(tables.names_.size() - 1, &fname) ||
+          tables.types_.empty() || !in.VarintAtMost(tables.types_.size() - 1, &ftype)) {
+        return damaged("bag layout " + std::to_string(i) + " property " + std::to_string(f) +
+                       " has a bad name or type");
+      }
+      for (const LayoutField& other : layout.fields) {
+        if (other.name == fname) {
+          return damaged("bag layout " + std::to_string(i) + " names property " +
+                         tables.names_[fname].str() + " twice");
+        }
+      }
+      layout.fields.push_back(
+          {static_cast<std::uint32_t>(fname), static_cast<std::uint32_t>(ftype)});
+    }
+    if (!tables.bag_index_.emplace(layout.fields, static_cast<std::uint32_t>(i)).second) {
+      return damaged("bag layout " + std::to_string(i) + " repeats an earlier one");
+    }
+    tables.bag_layouts_.push_back(std::move(layout));
+  }
+  if (!in.VarintAtMost(std::min<std::uint64_t>(kMaxRefs, in.remaining() / 16), &count)) {
+    return damaged("bad ref count");
+  }
+  tables.refs_.reserve(count);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::uint64_t high = 0, low = 0;
+    if (!in.U64(&high) || !in.U64(&low)) return damaged("truncated ref");
+    Guid id(high, low);
+    if (!tables.ref_index_.emplace(id, static_cast<std::uint32_t>(i)).second) {
+      return damaged("ref " + std::to_string(i) + " repeats an earlier one");
+    }
+    tables.refs_.push_back(id);
+  }
+  if (!in.ok() || !in.empty()) return damaged("bytes after the refs");
   return tables;
 }
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "rolly/core/bytes.h"
+#include "rolly/core/guid.h"
 #include "rolly/core/name.h"
 #include "rolly/core/status.h"
 #include "rolly/reflect/type.h"
@@ -76,6 +77,10 @@ enum class SavedKind : std::uint8_t {
 };
 
 // Bounds of docs/records.md.
+inline constexpr std::size_t kMaxBagLayoutsPerChunk = 4096;
+inline constexpr std::size_t kMaxBagProperties = 1024;
+inline constexpr std::size_t kMaxRefs = 1u << 22;
+inline constexpr int kMaxTextDepth = 32;
 inline constexpr std::size_t kMaxNameBytes = 1024;
 inline constexpr std::size_t kMaxNames = 1u << 20;
 inline constexpr std::size_t kMaxTypes = 1u << 20;
@@ -107,7 +112,7 @@ struct SavedType {
 struct LayoutField {
   std::uint32_t name = 0;
   std::uint32_t type = 0;
-  friend bool operator==(const LayoutField&, const LayoutField&) = default;
+  friend auto operator<=>(const LayoutField&, const LayoutField&) = default;
 };
 
 struct Layout {
@@ -116,11 +121,20 @@ struct Layout {
   friend bool operator==(const Layout&, const Layout&) = default;
 };
 
+// A property bag's layout: its (name, saved type) list in order.
+struct BagLayout {
+  std::vector<LayoutField> fields;
+  friend bool operator==(const BagLayout&, const BagLayout&) = default;
+};
+
 class ChunkTables {
  public:
   const std::vector<Name>& names() const { return names_; }
   const std::vector<SavedType>& types() const { return types_; }
   const std::vector<Layout>& layouts() const { return layouts_; }
+  const std::vector<BagLayout>& bag_layouts() const { return bag_layouts_; }
+  // Subjects referred to by GUID (references to objects saved in other chunks or files).
+  const std::vector<Guid>& refs() const { return refs_; }
 
   // The index of `name`, adding it when new. InvalidData for a name empty or past 1,024 bytes.
   Result<std::uint32_t> AddName(Name name);
@@ -128,13 +142,34 @@ class ChunkTables {
   std::uint32_t AddType(const SavedType& type);
   // The index of the saved type of live type `type`, adding it and its parts (structs' layouts
   // too). InvalidData for a kind this version does not save, or a type nested past 64 levels.
-  Result<std::uint32_t> AddLiveType(const reflect::Type& type);
-  // The layout index of class or struct `cls` (its plan's fields), adding it when new.
-  Result<std::uint32_t> AddLayout(const reflect::ClassInfo& cls);
+  // `whole`: the type as it saves inside a property bag or instanced struct (structs by their
+  // WholePlan).
+  Result<std::uint32_t> AddLiveType(const reflect::Type& type, bool whole = false);
+  // The layout index of class or struct `cls` (its plan's fields, or its WholePlan's when
+  // `whole`), adding it when new.
+  Result<std::uint32_t> AddLayout(const reflect::ClassInfo& cls, bool whole = false);
   // Appends a layout as it is (its indexes must be valid); used when moving records.
   std::uint32_t AppendLayout(Layout layout);
   // Replaces layout `index` (appended before); used when moving records.
   void SetLayout(std::uint32_t index, Layout layout) { layouts_[index] = std::move(layout); }
+  // The bag layout index of a live bag's (name, type) list, adding it (and its types and names)
+  // when new. InvalidData past 1,024 properties or 4,096 bag layouts in the chunk.
+  Result<std::uint32_t> AddBagLayout(const std::vector<reflect::BagField>& fields);
+  // Appends a bag layout as it is; used when moving records. InvalidData past 4,096.
+  Result<std::uint32_t> AddSavedBagLayout(const BagLayout& layout);
+  // The refs index of subject `id`, adding it when new. InvalidData past 4,194,304 refs.
+  Result<std::uint32_t> AddRef(Guid id);
+
+  // A point to roll back to: everything added after it is forgotten by Rollback, so a capture
+  // that fails leaves the tables as they were.
+  struct Mark {
+    std::size_t names, types, layouts, bag_layouts, refs;
+  };
+  Mark GetMark() const {
+    return {names_.size(), types_.size(), layouts_.size(), bag_layouts_.size(), refs_.size()};
+  }
+  void Rollback(const Mark& mark);
+
   // The index of `name` when present.
   std::optional<std::uint32_t> FindName(Name name) const;
 
@@ -148,18 +183,23 @@ class ChunkTables {
 
  private:
   friend Result<ChunkTables> DecodeTables(ByteView record);
-  Result<std::uint32_t> AddLiveType(const reflect::Type& type, int depth);
+  Result<std::uint32_t> AddLiveType(const reflect::Type& type, int depth, bool whole);
   std::uint32_t Push(const SavedType& type);
 
   std::vector<Name> names_;
   std::vector<SavedType> types_;
   std::vector<int> depths_;
   std::vector<Layout> layouts_;
+  std::vector<BagLayout> bag_layouts_;
+  std::vector<Guid> refs_;
+  std::map<std::vector<std::pair<Name, const reflect::Type*>>, std::uint32_t> live_bag_index_;
+  std::map<std::vector<LayoutField>, std::uint32_t> bag_index_;
+  std::unordered_map<Guid, std::uint32_t> ref_index_;
   std::unordered_map<Name, std::uint32_t> name_index_;
   std::map<std::tuple<std::uint8_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::uint32_t>
       type_index_;
-  std::unordered_map<const reflect::Type*, std::uint32_t> live_type_index_;
-  std::unordered_map<const reflect::ClassInfo*, std::uint32_t> layout_index_;
+  std::unordered_map<const reflect::Type*, std::uint32_t> live_type_index_[2];
+  std::unordered_map<const reflect::ClassInfo*, std::uint32_t> layout_index_[2];
 };
 
 // Reads the TABLES record (its kind byte included). Damaged for bytes not in the one form or past

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "rolly/core/utf8.h"
+#include "rolly/reflect/type_registry.h"
 
 namespace rolly::record {
 namespace {
@@ -90,119 +92,442 @@ const Section* Record::Find(SectionId id) const {
   return nullptr;
 }
 
-Status SkipValue(ByteReader& in, const ChunkTables& tables, std::uint32_t type, int depth,
-                 std::uint64_t* elements) {
-  if (depth > kMaxValueDepth) return Bad("a value nests past 64 levels");
-  const SavedType& t = tables.types()[type];
-  if (std::size_t fixed = FixedSize(t.kind)) {
-    return in.Skip(fixed) ? OkStatus() : Bad("truncated value");
-  }
-  std::uint64_t u = 0;
-  std::int64_t s = 0;
-  switch (t.kind) {
-    case SavedKind::kBool: {
-      std::uint8_t b = 0;
-      if (!in.U8(&b) || b > 1) return Bad("a bool is not 0 or 1");
-      return OkStatus();
-    }
-    case SavedKind::kInt8:
-    case SavedKind::kInt16:
-    case SavedKind::kInt32:
-    case SavedKind::kInt64: {
-      if (!in.SignedVarint(&s)) return Bad("bad signed varint");
-      int bits = t.kind == SavedKind::kInt8    ? 8
-                 : t.kind == SavedKind::kInt16 ? 16
-                 : t.kind == SavedKind::kInt32 ? 32
-                                               : 64;
-      if (bits < 64 &&
-          (s < -(std::int64_t{1} << (bits - 1)) || s >= (std::int64_t{1} << (bits - 1)))) {
-        return Bad("an integer is out of its type's range");
-      }
-      return OkStatus();
-    }
-    case SavedKind::kUInt8:
-    case SavedKind::kUInt16:
-    case SavedKind::kUInt32:
-    case SavedKind::kUInt64: {
-      std::uint64_t max = t.kind == SavedKind::kUInt8    ? 0xFF
-                          : t.kind == SavedKind::kUInt16 ? 0xFFFF
-                          : t.kind == SavedKind::kUInt32 ? 0xFFFFFFFFu
-                                                         : ~std::uint64_t{0};
-      return in.VarintAtMost(max, &u) ? OkStatus() : Bad("an unsigned integer is out of range");
-    }
-    case SavedKind::kString:
-    case SavedKind::kSoftPath: {
-      std::string_view text;
-      if (!in.LengthPrefixed(kMaxStringBytes, &text) || !IsValidUtf8(text) ||
-          text.find('\0') != std::string_view::npos) {
-        return Bad("a string is not UTF-8 of at most 1,048,576 bytes");
-      }
-      return OkStatus();
-    }
-    case SavedKind::kName:
-      if (!in.VarintAtMost(tables.names().size(), &u))
-        return Bad("a name index is past the names table");
-      return OkStatus();
-    case SavedKind::kEnum: {
-      if (tables.names().empty() || !in.VarintAtMost(tables.names().size() - 1, &u)) {
-        return Bad("a name index is past the names table");
-      }
-      return OkStatus();
-    }
-    case SavedKind::kStruct: {
-      for (const LayoutField& f : tables.layouts()[t.a].fields) {
-        Status st = SkipValue(in, tables, f.type, depth + 1, elements);
-        if (!st.ok()) {
-          return Bad("member " + tables.names()[f.name].str() + ": " + std::string(st.message()));
-        }
-      }
-      return OkStatus();
-    }
-    case SavedKind::kOptional: {
-      std::uint8_t b = 0;
-      if (!in.U8(&b) || b > 1) return Bad("an optional's flag is not 0 or 1");
-      return b ? SkipValue(in, tables, t.a, depth + 1, elements) : OkStatus();
-    }
-    case SavedKind::kVector:
-    case SavedKind::kArray:
-    case SavedKind::kSet:
-    case SavedKind::kMap: {
-      if (!in.Varint(&u)) return Bad("bad element count");
-      if (t.kind == SavedKind::kArray && u != t.count)
-        return Bad("an array's count is not its type's");
-      if (u > kMaxElementsPerRecord - *elements)
-        return Bad("more than 16,777,216 elements in a record");
-      *elements += u;
-      for (std::uint64_t i = 0; i < u; ++i) {
-        ROLLY_RETURN_IF_ERROR(SkipValue(in, tables, t.a, depth + 1, elements));
-        if (t.kind == SavedKind::kMap) {
-          ROLLY_RETURN_IF_ERROR(SkipValue(in, tables, t.b, depth + 1, elements));
-        }
-      }
-      return OkStatus();
-    }
-    default:
-      return NewerVersionError("saved kind not supported by this version");
-  }
+namespace {
+
+constexpr std::uint64_t kSizeCap = std::uint64_t{1} << 40;
+
+std::uint64_t AddSat(std::uint64_t a, std::uint64_t b) { return std::min(kSizeCap, a + b); }
+std::uint64_t MulSat(std::uint64_t a, std::uint64_t b) {
+  if (a == 0 || b == 0) return 0;
+  return a > kSizeCap / b ? kSizeCap : a * b;
 }
 
-Status CheckRecord(const ChunkTables& tables, const Record& record, std::size_t index) {
+// Walks values by their saved types: the structure check (`budget` given) and the skip of values
+// already checked (no budget). Every rule of docs/records.md "Values" is enforced in both modes.
+class Walker {
+ public:
+  Walker(const ChunkTables& tables, std::size_t record_count, FileBudget* budget)
+      : tables_(tables), record_count_(record_count), budget_(budget) {}
+
+  std::uint64_t owned() const { return owned_; }
+
+  Status Value(ByteReader& in, std::uint32_t type, int depth) {
+    if (depth > kMaxValueDepth) return Bad("a value nests past 64 levels");
+    const SavedType& t = tables_.types()[type];
+    if (std::size_t fixed = FixedSize(t.kind)) {
+      return in.Skip(fixed) ? OkStatus() : Bad("truncated value");
+    }
+    std::uint64_t u = 0;
+    std::int64_t s = 0;
+    switch (t.kind) {
+      case SavedKind::kBool: {
+        std::uint8_t b = 0;
+        if (!in.U8(&b) || b > 1) return Bad("a bool is not 0 or 1");
+        return OkStatus();
+      }
+      case SavedKind::kInt8:
+      case SavedKind::kInt16:
+      case SavedKind::kInt32:
+      case SavedKind::kInt64: {
+        if (!in.SignedVarint(&s)) return Bad("bad signed varint");
+        int bits = t.kind == SavedKind::kInt8    ? 8
+                   : t.kind == SavedKind::kInt16 ? 16
+                   : t.kind == SavedKind::kInt32 ? 32
+                                                 : 64;
+        if (bits < 64 &&
+            (s < -(std::int64_t{1} << (bits - 1)) || s >= (std::int64_t{1} << (bits - 1)))) {
+          return Bad("an integer is out of its type's range");
+        }
+        return OkStatus();
+      }
+      case SavedKind::kUInt8:
+      case SavedKind::kUInt16:
+      case SavedKind::kUInt32:
+      case SavedKind::kUInt64: {
+        std::uint64_t max = t.kind == SavedKind::kUInt8    ? 0xFF
+                            : t.kind == SavedKind::kUInt16 ? 0xFFFF
+                            : t.kind == SavedKind::kUInt32 ? 0xFFFFFFFFu
+                                                           : ~std::uint64_t{0};
+        return in.VarintAtMost(max, &u) ? OkStatus() : Bad("an unsigned integer is out of range");
+      }
+      case SavedKind::kString:
+      case SavedKind::kSoftPath:
+        return String(in, nullptr);
+      case SavedKind::kName:
+        if (!in.VarintAtMost(tables_.names().size(), &u))
+          return Bad("a name index is past the names table");
+        return OkStatus();
+      case SavedKind::kEnum:
+        if (tables_.names().empty() || !in.VarintAtMost(tables_.names().size() - 1, &u)) {
+          return Bad("a name index is past the names table");
+        }
+        return OkStatus();
+      case SavedKind::kText: {
+        std::uint64_t display = 0;
+        ROLLY_RETURN_IF_ERROR(Text(in, 1, &display));
+        return OkStatus();
+      }
+      case SavedKind::kStruct:
+        return Fields(in, tables_.layouts()[t.a].fields, depth + 1);
+      case SavedKind::kOptional: {
+        std::uint8_t b = 0;
+        if (!in.U8(&b) || b > 1) return Bad("an optional's flag is not 0 or 1");
+        return b ? Value(in, t.a, depth + 1) : OkStatus();
+      }
+      case SavedKind::kArray:
+        return Elements(in, t, t.count, depth);
+      case SavedKind::kVector:
+      case SavedKind::kSet:
+      case SavedKind::kMap:
+        if (!in.Varint(&u)) return Bad("bad element count");
+        return Elements(in, t, u, depth);
+      case SavedKind::kOwned: {
+        std::uint8_t b = 0;
+        if (!in.U8(&b) || b > 1) return Bad("an owned object's flag is not 0 or 1");
+        if (b == 1) ++owned_;
+        return OkStatus();
+      }
+      case SavedKind::kReference: {
+        if (!in.Varint(&u)) return Bad("bad reference");
+        if (u == 0) return OkStatus();
+        if (u % 2 == 1) {
+          std::uint64_t record = (u - 1) / 2;
+          if (record == 0 || record >= record_count_) {
+            return Bad("a reference names a record past the payload");
+          }
+        } else if ((u - 2) / 2 >= tables_.refs().size()) {
+          return Bad("a reference is past the refs table");
+        }
+        return OkStatus();
+      }
+      case SavedKind::kInstancedStruct: {
+        if (!in.VarintAtMost(tables_.layouts().size(), &u)) {
+          return Bad("an instanced struct's layout is past the table");
+        }
+        if (u == 0) return OkStatus();
+        const std::uint32_t layout = static_cast<std::uint32_t>(u - 1);
+        ROLLY_RETURN_IF_ERROR(ChargeBag(LayoutSize(layout, 0)));
+        ++in_bag_;
+        Status st = Fields(in, tables_.layouts()[layout].fields, depth + 1);
+        --in_bag_;
+        return st;
+      }
+      case SavedKind::kPropertyBag: {
+        if (tables_.bag_layouts().empty() ||
+            !in.VarintAtMost(tables_.bag_layouts().size() - 1, &u)) {
+          return Bad("a property bag's layout is past the table");
+        }
+        const auto& fields = tables_.bag_layouts()[u].fields;
+        std::uint64_t size = 0;
+        for (const LayoutField& f : fields) size = AddSat(size, TypeSize(f.type, 0));
+        ROLLY_RETURN_IF_ERROR(ChargeBag(size));
+        ++in_bag_;
+        Status st = Fields(in, fields, depth + 1);
+        --in_bag_;
+        return st;
+      }
+      default:
+        return NewerVersionError("saved kind not supported by this version");
+    }
+  }
+
+  Status Fields(ByteReader& in, const std::vector<LayoutField>& fields, int depth) {
+    for (const LayoutField& f : fields) {
+      Status st = Value(in, f.type, depth);
+      if (!st.ok()) {
+        return Status(st.code(), (depth == 1 ? "field " : "member ") +
+                                     tables_.names()[f.name].str() + ": " +
+                                     std::string(st.message()));
+      }
+    }
+    return OkStatus();
+  }
+
+  // Charges the displayed size of a formatted text (one with arguments) to the budget.
+  Status ChargeText(std::uint64_t display) {
+    if (display > FileBudget::kMaxTextDisplayEach) {
+      return Bad("a formatted text would display more than 1,048,576 characters");
+    }
+    if (budget_ != nullptr) {
+      if (display > FileBudget::kMaxTextDisplay - budget_->text_display) {
+        return Bad("the file's texts would display more than 67,108,864 characters");
+      }
+      budget_->text_display += display;
+    }
+    return OkStatus();
+  }
+
+  Status ChargeOwned(std::uint64_t count) {
+    if (budget_ == nullptr) return OkStatus();
+    if (count > FileBudget::kMaxOwned - budget_->owned) {
+      return Bad("more than 262,144 owned objects in the file");
+    }
+    budget_->owned += count;
+    return OkStatus();
+  }
+
+ private:
+  static Status Bad(std::string_view what) { return DamagedError(what); }
+
+  Status String(ByteReader& in, std::uint64_t* size) {
+    std::string_view text;
+    if (!in.LengthPrefixed(kMaxStringBytes, &text) || !IsValidUtf8(text) ||
+        text.find('\0') != std::string_view::npos) {
+      return Bad("a string is not UTF-8 of at most 1,048,576 bytes");
+    }
+    if (size != nullptr) *size = text.size();
+    if (in_bag_ > 0) return ChargeBag(text.size());
+    return OkStatus();
+  }
+
+  // A text at nesting level `level`; `display` gets the most characters it may display.
+  Status Text(ByteReader& in, int level, std::uint64_t* display) {
+    if (level > kMaxTextDepth) return Bad("a text nests past 32 levels");
+    std::uint64_t source = 0, args = 0;
+    ROLLY_RETURN_IF_ERROR(String(in, &source));
+    ROLLY_RETURN_IF_ERROR(String(in, nullptr));
+    ROLLY_RETURN_IF_ERROR(String(in, nullptr));
+    if (!in.VarintAtMost(in.remaining(), &args)) return Bad("bad text argument count");
+    ROLLY_RETURN_IF_ERROR(CountElements(args));
+    std::uint64_t sum = 0;
+    for (std::uint64_t i = 0; i < args; ++i) {
+      std::uint64_t d = 0;
+      ROLLY_RETURN_IF_ERROR(Text(in, level + 1, &d));
+      sum = AddSat(sum, d);
+    }
+    // Any translation of a pattern of `source` characters may place each argument at each of them.
+    *display = args == 0 ? source : AddSat(source, MulSat(source, sum));
+    if (args > 0 && level == 1) return ChargeText(*display);
+    if (*display > FileBudget::kMaxTextDisplayEach) {
+      return Bad("a formatted text would display more than 1,048,576 characters");
+    }
+    return OkStatus();
+  }
+
+  Status CountElements(std::uint64_t n) {
+    if (n > kMaxElementsPerRecord - elements_) {
+      return Bad("more than 16,777,216 elements in a record");
+    }
+    elements_ += n;
+    return OkStatus();
+  }
+
+  Status Elements(ByteReader& in, const SavedType& t, std::uint64_t n, int depth) {
+    ROLLY_RETURN_IF_ERROR(CountElements(n));
+    if (in_bag_ > 0 && t.kind != SavedKind::kArray) {
+      // Elements inside bags and instanced structs count at their full size (the array's are in
+      // its own size already).
+      std::uint64_t each = TypeSize(t.a, 0);
+      if (t.kind == SavedKind::kMap) each = AddSat(each, AddSat(TypeSize(t.b, 0), 32));
+      if (t.kind == SavedKind::kSet) each = AddSat(each, 32);
+      ROLLY_RETURN_IF_ERROR(ChargeBag(MulSat(n, each)));
+    }
+    for (std::uint64_t i = 0; i < n; ++i) {
+      ROLLY_RETURN_IF_ERROR(Value(in, t.a, depth + 1));
+      if (t.kind == SavedKind::kMap) ROLLY_RETURN_IF_ERROR(Value(in, t.b, depth + 1));
+    }
+    return OkStatus();
+  }
+
+  Status ChargeBag(std::uint64_t bytes) {
+    if (budget_ == nullptr) return OkStatus();
+    if (bytes > FileBudget::kMaxBagBytes - budget_->bag_bytes) {
+      return Bad("more than 256 MiB of property bag and instanced struct values in the file");
+    }
+    budget_->bag_bytes += bytes;
+    return OkStatus();
+  }
+
+  // The bytes a value of saved type `type` takes in memory, as docs/records.md counts them.
+  std::uint64_t TypeSize(std::uint32_t type, int depth) {
+    if (depth > kMaxValueDepth) return kSizeCap;
+    const SavedType& t = tables_.types()[type];
+    if (std::size_t fixed = FixedSize(t.kind)) return fixed;
+    switch (t.kind) {
+      case SavedKind::kBool:
+      case SavedKind::kInt8:
+      case SavedKind::kUInt8:
+        return 1;
+      case SavedKind::kInt16:
+      case SavedKind::kUInt16:
+        return 2;
+      case SavedKind::kInt32:
+      case SavedKind::kUInt32:
+        return 4;
+      case SavedKind::kInt64:
+      case SavedKind::kUInt64:
+      case SavedKind::kName:
+      case SavedKind::kEnum:
+      case SavedKind::kOwned:
+      case SavedKind::kReference:
+        return 8;
+      case SavedKind::kString:
+      case SavedKind::kSoftPath:
+        return 32;
+      case SavedKind::kText:
+        return 120;
+      case SavedKind::kStruct:
+        return LayoutSize(t.a, depth + 1);
+      case SavedKind::kArray:
+        return MulSat(t.count, TypeSize(t.a, depth + 1));
+      case SavedKind::kOptional:
+        return AddSat(TypeSize(t.a, depth + 1), 8);
+      case SavedKind::kVector:
+        return 24;
+      case SavedKind::kInstancedStruct:
+        return 16;
+      default:  // set, map, property bag
+        return 48;
+    }
+  }
+
+  std::uint64_t LayoutSize(std::uint32_t layout, int depth) {
+    if (depth > kMaxValueDepth) return kSizeCap;
+    auto it = layout_sizes_.find(layout);
+    if (it != layout_sizes_.end()) return it->second;
+    std::uint64_t size = 0;
+    for (const LayoutField& f : tables_.layouts()[layout].fields) {
+      size = AddSat(size, TypeSize(f.type, depth + 1));
+    }
+    size = std::max<std::uint64_t>(size, 1);
+    layout_sizes_.emplace(layout, size);
+    return size;
+  }
+
+  const ChunkTables& tables_;
+  std::size_t record_count_;
+  FileBudget* budget_;
+  std::uint64_t elements_ = 0;
+  std::uint64_t owned_ = 0;
+  int in_bag_ = 0;
+  std::unordered_map<std::uint32_t, std::uint64_t> layout_sizes_;
+};
+
+}  // namespace
+
+Status SkipCheckedValue(ByteReader& in, const ChunkTables& tables, std::uint32_t type,
+                        std::uint64_t* owned) {
+  Walker walker(tables, kMaxRecords + 1, nullptr);
+  ROLLY_RETURN_IF_ERROR(walker.Value(in, type, 1));
+  *owned += walker.owned();
+  return OkStatus();
+}
+
+Status ChargeTables(const ChunkTables& tables, FileBudget* budget) {
+  if (budget == nullptr) return OkStatus();
+  if (tables.bag_layouts().size() > FileBudget::kMaxBagLayouts - budget->bag_layouts) {
+    return DamagedError("more than 4,096 property bag layouts in the file");
+  }
+  budget->bag_layouts += tables.bag_layouts().size();
+  return OkStatus();
+}
+
+Status CheckRecord(const ChunkTables& tables, const Record& record, std::size_t index,
+                   std::size_t record_count, FileBudget* budget) {
   if (!IsKnownObjectKind(record.kind)) return OkStatus();
   std::string where = "record " + std::to_string(index);
   if (record.layout >= tables.layouts().size()) return Bad(where + ": layout past the table");
   const Section* prop = record.Find(kPropSection);
   if (prop == nullptr) return Bad(where + ": no PROP section");
+  FileBudget local = budget ? *budget : FileBudget{};
+  Walker walker(tables, record_count, &local);
+  auto fail = [&](const Status& st, std::string_view part) {
+    return Status(st.code(), where + " " + std::string(part) + std::string(st.message()));
+  };
   ByteReader in(prop->bytes);
-  std::uint64_t elements = 0;
-  for (const LayoutField& f : tables.layouts()[record.layout].fields) {
-    Status st = SkipValue(in, tables, f.type, 1, &elements);
-    if (!st.ok()) {
-      return Status(st.code(), where + " field " + tables.names()[f.name].str() + ": " +
-                                   std::string(st.message()));
-    }
-  }
+  Status st = walker.Fields(in, tables.layouts()[record.layout].fields, 1);
+  if (!st.ok()) return fail(st, "");
   if (!in.empty()) return Bad(where + ": bytes after the last field in PROP");
+  if (const Section* extra = record.Find(kExtraSection)) {
+    st = reflect::TypeRegistry::CheckExtra(AsChars(extra->bytes));
+    if (!st.ok()) return fail(st, "EXTR: ");
+  }
+  // INLN: one entry per owned value met, in order (PROP's first, then each entry's own), each
+  // nested at most 64 owned objects deep.
+  const Section* inln = record.Find(kOwnedSection);
+  std::uint64_t entries = 0;
+  if (inln != nullptr) {
+    ByteReader owned(inln->bytes);
+    if (!owned.VarintAtMost(std::min<std::uint64_t>(FileBudget::kMaxOwned, owned.remaining()),
+                            &entries) ||
+        entries == 0) {
+      return Bad(where + " INLN: bad entry count");
+    }
+    st = walker.ChargeOwned(entries);
+    if (!st.ok()) return fail(st, "INLN: ");
+    // depth[i]: how deep entry i is nested; entries PROP names are at depth 1.
+    std::vector<std::uint8_t> depths;
+    depths.reserve(entries);
+    depths.insert(depths.end(), std::min<std::uint64_t>(walker.owned(), entries), 1);
+    for (std::uint64_t i = 0; i < entries; ++i) {
+      if (i >= depths.size()) return Bad(where + " INLN: more entries than owned values");
+      std::string entry = "INLN entry " + std::to_string(i) + ": ";
+      std::uint64_t layout = 0;
+      ByteView body, bytes;
+      if (!owned.VarintAtMost(tables.layouts().size() - 1, &layout) ||
+          !owned.LengthPrefixed(owned.remaining(), &body) ||
+          !owned.LengthPrefixed(owned.remaining(), &bytes)) {
+        return Bad(where + " " + entry + "truncated");
+      }
+      std::uint64_t before = walker.owned();
+      ByteReader fields(body);
+      st = walker.Fields(fields, tables.layouts()[layout].fields, 1);
+      if (!st.ok()) return fail(st, entry);
+      if (!fields.empty()) return Bad(where + " " + entry + "bytes after the last field");
+      if (!bytes.empty()) {
+        st = reflect::TypeRegistry::CheckExtra(AsChars(bytes));
+        if (!st.ok()) return fail(st, entry);
+      }
+      std::uint64_t children = walker.owned() - before;
+      if (children > 0 && depths[i] >= kMaxValueDepth) {
+        return Bad(where + " " + entry + "owned objects nest past 64 levels");
+      }
+      if (children > entries - depths.size()) {
+        return Bad(where + " INLN: fewer entries than owned values");
+      }
+      depths.insert(depths.end(), children, static_cast<std::uint8_t>(depths[i] + 1));
+    }
+    if (!owned.empty()) return Bad(where + " INLN: bytes after the last entry");
+  }
+  if (walker.owned() != entries) return Bad(where + ": owned values and INLN entries differ");
+  if (budget != nullptr) *budget = local;
   return OkStatus();
+}
+
+namespace {
+
+Status WriteRecord(const Record& r, ByteWriter& w) {
+  w.U8(r.kind);
+  if (!IsKnownObjectKind(r.kind)) {
+    if (r.kind == 0) return InvalidDataError("only record 0 may be a TABLES record");
+    w.Raw(r.unknown);
+    return OkStatus();
+  }
+  ROLLY_RETURN_IF_ERROR(CheckSections(r));
+  w.U64(r.subject.high());
+  w.U64(r.subject.low());
+  w.Varint(r.layout);
+  w.Varint(r.sections.size() - 1);
+  const Section* prop = nullptr;
+  for (const Section& s : r.sections) {
+    if (s.id == kPropSection) {
+      prop = &s;
+      continue;
+    }
+    w.Raw(std::string_view(s.id.data(), s.id.size()));
+    w.LengthPrefixed(s.bytes);
+  }
+  w.Raw(prop->bytes);
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<Bytes> EncodeRecord(const Record& record) {
+  Bytes out;
+  ByteWriter w(&out);
+  ROLLY_RETURN_IF_ERROR(WriteRecord(record, w));
+  return out;
 }
 
 Result<Bytes> EncodePayload(const Payload& payload) {
@@ -215,27 +540,13 @@ Result<Bytes> EncodePayload(const Payload& payload) {
   w.LengthPrefixed(record);
   for (const Record& r : payload.records) {
     record.clear();
-    rw.U8(r.kind);
-    if (!IsKnownObjectKind(r.kind)) {
-      if (r.kind == 0) return InvalidDataError("only record 0 may be a TABLES record");
-      rw.Raw(r.unknown);
-    } else {
-      ROLLY_RETURN_IF_ERROR(CheckSections(r));
-      rw.U64(r.subject.high());
-      rw.U64(r.subject.low());
-      rw.Varint(r.layout);
-      rw.Varint(r.sections.size());
-      for (const Section& s : r.sections) {
-        rw.Raw(std::string_view(s.id.data(), s.id.size()));
-        rw.LengthPrefixed(s.bytes);
-      }
-    }
+    ROLLY_RETURN_IF_ERROR(WriteRecord(r, rw));
     w.LengthPrefixed(record);
   }
   return out;
 }
 
-Result<Payload> DecodePayload(ByteView bytes) {
+Result<Payload> DecodePayload(ByteView bytes, FileBudget* budget) {
   ByteReader in(bytes);
   std::uint64_t count = 0;
   if (!in.VarintAtMost(std::min<std::uint64_t>(kMaxRecords, in.remaining()), &count) ||
@@ -248,47 +559,54 @@ Result<Payload> DecodePayload(ByteView bytes) {
     return DamagedError("record 0 (tables): truncated");
   }
   ROLLY_ASSIGN_OR_RETURN(payload.tables, DecodeTables(record));
+  FileBudget local = budget ? *budget : FileBudget{};
+  ROLLY_RETURN_IF_ERROR(ChargeTables(payload.tables, &local));
+  payload.records.reserve(count - 1);
   for (std::uint64_t i = 1; i < count; ++i) {
-    std::string where = "record " + std::to_string(i);
     if (!in.LengthPrefixed(in.remaining(), &record) || record.empty()) {
-      return DamagedError(where + ": truncated");
+      return DamagedError("record " + std::to_string(i) + ": truncated");
     }
     ByteReader rr(record);
     Record r;
     rr.U8(&r.kind);
-    if (r.kind == 0) return DamagedError(where + ": a second TABLES record");
+    if (r.kind == 0) return DamagedError("record " + std::to_string(i) + ": a second TABLES record");
     if (!IsKnownObjectKind(r.kind)) {
       r.unknown.assign(record.begin() + 1, record.end());
       payload.records.push_back(std::move(r));
       continue;
     }
-    std::uint64_t high = 0, low = 0, layout = 0, sections = 0;
+    auto bad = [i](std::string_view what) {
+      return DamagedError("record " + std::to_string(i) + ": " + std::string(what));
+    };
+    std::uint64_t high = 0, low = 0, layout = 0, others = 0;
     if (!rr.U64(&high) || !rr.U64(&low) || !rr.Varint(&layout) ||
         layout >= payload.tables.layouts().size()) {
-      return DamagedError(where + ": bad subject or layout");
+      return bad("bad subject or layout");
     }
     r.subject = Guid(high, low);
     r.layout = static_cast<std::uint32_t>(layout);
-    if (!rr.VarintAtMost(kMaxSections, &sections) || sections == 0) {
-      return DamagedError(where + ": bad section count");
-    }
-    for (std::uint64_t s = 0; s < sections; ++s) {
+    if (!rr.VarintAtMost(kMaxSections - 1, &others)) return bad("bad section count");
+    r.sections.resize(others + 1);
+    r.sections[0].id = kPropSection;
+    for (std::uint64_t s = 1; s <= others; ++s) {
       ByteView id, body;
       if (!rr.Raw(4, &id) || !rr.LengthPrefixed(rr.remaining(), &body)) {
-        return DamagedError(where + ": truncated section");
+        return bad("truncated section");
       }
-      Section section;
-      std::copy(id.begin(), id.end(), section.id.begin());
-      section.bytes.assign(body.begin(), body.end());
-      r.sections.push_back(std::move(section));
+      std::copy(id.begin(), id.end(), r.sections[s].id.begin());
+      r.sections[s].bytes.assign(body.begin(), body.end());
     }
-    if (!rr.ok() || !rr.empty()) return DamagedError(where + ": bytes after the last section");
+    if (!rr.ok()) return bad("truncated section");
+    ByteView prop;
+    rr.Raw(rr.remaining(), &prop);
+    r.sections[0].bytes.assign(prop.begin(), prop.end());
     Status sections_ok = CheckSections(r);
-    if (!sections_ok.ok()) return DamagedError(where + ": " + std::string(sections_ok.message()));
-    ROLLY_RETURN_IF_ERROR(CheckRecord(payload.tables, r, i));
+    if (!sections_ok.ok()) return bad(sections_ok.message());
+    ROLLY_RETURN_IF_ERROR(CheckRecord(payload.tables, r, i, count, &local));
     payload.records.push_back(std::move(r));
   }
   if (!in.ok() || !in.empty()) return DamagedError("payload: bytes after the last record");
+  if (budget != nullptr) *budget = local;
   return payload;
 }
 

@@ -1,10 +1,15 @@
 // Record chunk payloads in bytes (docs/records.md): a record count, then each record's size and
-// bytes; record 0 is the chunk's tables, every other record a kind, a subject, a layout index and
-// sections. DecodePayload checks every value against its saved types, so a payload that decodes
-// encodes back to the same bytes and its records may be applied; record kinds and sections this
-// version does not know are kept whole and written back unchanged.
+// bytes; record 0 is the chunk's tables, every other record a kind, a subject, a layout index,
+// its sections other than PROP, then PROP. DecodePayload runs the structure check on every
+// record: each value is walked by its saved types, owned objects (INLN) and save-extra bytes
+// (EXTR) included, and what it would make (owned objects, property bag layouts, bag and
+// instanced-struct values, displayed text) is counted against a per-file budget. So a payload that
+// decodes encodes back to the same bytes, and its records may be applied without failing part
+// way; record kinds and sections this version does not know are kept whole and written back
+// unchanged.
 //
-// Thread rules: pure functions over values; use from any thread.
+// Thread rules: pure functions over values; use from any thread. A FileBudget is used by one
+// thread at a time.
 
 #ifndef ROLLY_RECORD_RECORD_CODEC_H_
 #define ROLLY_RECORD_RECORD_CODEC_H_
@@ -36,6 +41,7 @@ bool IsKnownObjectKind(std::uint8_t kind);
 using SectionId = std::array<char, 4>;
 inline constexpr SectionId kPropSection = {'P', 'R', 'O', 'P'};
 inline constexpr SectionId kExtraSection = {'E', 'X', 'T', 'R'};
+inline constexpr SectionId kOwnedSection = {'I', 'N', 'L', 'N'};
 inline constexpr std::size_t kMaxSections = 64;
 inline constexpr std::size_t kMaxRecords = 1u << 22;
 
@@ -65,24 +71,54 @@ struct Payload {
   std::vector<Record> records;
 };
 
+// The bounds counted across every record of one file (docs/records.md, "Bounds"): a load decodes
+// every chunk of a file against one budget before anything applies, and a save captures every
+// record of a file against one, so a save never writes what its load would refuse.
+struct FileBudget {
+  static constexpr std::uint64_t kMaxOwned = 262'144;
+  static constexpr std::uint64_t kMaxBagLayouts = 4'096;
+  static constexpr std::uint64_t kMaxBagBytes = std::uint64_t{256} << 20;
+  static constexpr std::uint64_t kMaxTextDisplay = std::uint64_t{1} << 26;
+  // One formatted text's display bound (characters, counted as UTF-8 bytes).
+  static constexpr std::uint64_t kMaxTextDisplayEach = std::uint64_t{1} << 20;
+
+  std::uint64_t owned = 0;
+  std::uint64_t bag_layouts = 0;
+  std::uint64_t bag_bytes = 0;
+  std::uint64_t text_display = 0;
+  friend bool operator==(const FileBudget&, const FileBudget&) = default;
+};
+
 // The payload's bytes. InvalidData when a record breaks a rule a reader would refuse it for (no
 // PROP section, sections repeated or past 64).
 Result<Bytes> EncodePayload(const Payload& payload);
-// Reads and checks a payload. Damaged (naming the record and field) for bytes not in the one form
-// or past a bound; NewerVersion for a saved kind this version does not support.
-Result<Payload> DecodePayload(ByteView bytes);
+// Reads a payload and runs the structure check on every record, counting against `budget` when
+// given (the file's; a fresh one otherwise). Damaged (naming the record and field) for bytes not in
+// the one form or past a bound, the budget's included; NewerVersion for a saved kind this version
+// does not support. On failure `budget` is as it was.
+Result<Payload> DecodePayload(ByteView bytes, FileBudget* budget = nullptr);
+
+// The bytes of one record (the kind byte first), as they sit in a payload.
+Result<Bytes> EncodeRecord(const Record& record);
 
 // The bytes of a value of a fixed-size saved kind (Float, Guid, Vector3d...); 0 for other kinds.
 std::size_t FixedValueSize(SavedKind kind);
 
-// Checks one value of saved type `type` and moves past it: the walk skip and check share.
-// `depth` is the value's level (the record's fields are level 1); `elements` counts container
-// elements against the record's bound. On failure returns Damaged naming `what`.
-Status SkipValue(ByteReader& in, const ChunkTables& tables, std::uint32_t type, int depth,
-                 std::uint64_t* elements);
-// Checks a record's PROP section against its layout (every field, in order, filling it exactly).
-// `index` is the record's index in the payload, for messages.
-Status CheckRecord(const ChunkTables& tables, const Record& record, std::size_t index);
+// Moves past one value of saved type `type` that the structure check accepted already (applying
+// skips values this way). Damaged only when the bytes are not what the check accepted. Owned
+// values met are counted in `*owned` (the INLN entries they claim, in order).
+Status SkipCheckedValue(ByteReader& in, const ChunkTables& tables, std::uint32_t type,
+                        std::uint64_t* owned);
+
+// The structure check of one record (docs/records.md, "The structure check"): PROP against its
+// layout, INLN's entries against theirs, EXTR's tagged values, every bound, with what it would make
+// counted against `budget` (left as it was on failure). `index` is the record's index in its
+// payload and `record_count` the payload's count of records (tables included), for references by
+// record index. Damaged naming the record and the field.
+Status CheckRecord(const ChunkTables& tables, const Record& record, std::size_t index,
+                   std::size_t record_count, FileBudget* budget);
+// Charges the chunk-level parts of `tables` (its bag layouts) to `budget`; Damaged past a bound.
+Status ChargeTables(const ChunkTables& tables, FileBudget* budget);
 
 }  // namespace rolly::record
 

@@ -44,22 +44,32 @@ bool ClassInfo::IsA(const ClassInfo& other) const {
   return false;
 }
 
+// The fields of `cls` and its bases, bases first, that `keep` accepts.
+static void MakePlan(const ClassInfo* cls, ClassPlan* plan, bool (*keep)(PropertyFlags)) {
+  plan->cls = cls;
+  std::vector<std::pair<const ClassInfo*, std::uint32_t>> chain;
+  std::uint32_t offset = 0;
+  for (const ClassInfo* c = cls; c != nullptr; c = c->base()) {
+    chain.push_back({c, offset});
+    offset += c->base_offset();
+  }
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    for (const Property& p : it->first->properties()) {
+      if (keep(p.flags)) plan->fields.push_back({&p, it->second + p.offset, it->first});
+    }
+  }
+}
+
 const ClassPlan& ClassInfo::Plan() const {
-  std::call_once(plan_once_, [this] {
-    plan_.cls = this;
-    std::vector<std::pair<const ClassInfo*, std::uint32_t>> chain;
-    std::uint32_t offset = 0;
-    for (const ClassInfo* c = this; c != nullptr; c = c->base_) {
-      chain.push_back({c, offset});
-      offset += c->base_offset_;
-    }
-    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-      for (const Property& p : it->first->properties_) {
-        if (IsSaved(p.flags)) plan_.fields.push_back({&p, it->second + p.offset, it->first});
-      }
-    }
-  });
+  std::call_once(plan_once_, [this] { MakePlan(this, &plan_, &IsSaved); });
   return plan_;
+}
+
+const ClassPlan& ClassInfo::WholePlan() const {
+  std::call_once(whole_plan_once_, [this] {
+    MakePlan(this, &whole_plan_, [](PropertyFlags f) { return (f & kEditorOnly) == 0; });
+  });
+  return whole_plan_;
 }
 
 std::optional<std::int64_t> EnumInfo::Find(Name name) const {
@@ -93,13 +103,27 @@ void TypeRegistry::Fail(Status status) {
 Type* TypeRegistry::NewType(std::type_index type, bool* fresh) {
   auto& slot = types_[type];
   *fresh = slot == nullptr;
-  if (*fresh) slot = std::make_unique<Type>();
+  if (*fresh) {
+    slot = std::make_unique<Type>();
+    type_order_.push_back(slot.get());
+  }
   return slot.get();
+}
+
+std::vector<const Type*> TypeRegistry::TypesOfKind(Kind kind) const {
+  std::vector<const Type*> out;
+  for (const Type* t : type_order_) {
+    if (t->kind == kind) out.push_back(t);
+  }
+  return out;
 }
 
 ClassInfo* TypeRegistry::ClassSlot(std::type_index type) {
   auto& slot = classes_[type];
-  if (!slot) slot = std::make_unique<ClassInfo>(type);
+  if (!slot) {
+    slot = std::make_unique<ClassInfo>(type);
+    slot->registry_ = this;
+  }
   return slot.get();
 }
 
@@ -194,8 +218,9 @@ const EnumInfo* TypeRegistry::FindEnum(rolly::Name name) const {
   return it == enums_by_name_.end() ? nullptr : it->second;
 }
 
-const PlanField* TypeRegistry::FindSavedField(const ClassInfo& cls, rolly::Name saved_name) const {
-  const ClassPlan& plan = cls.Plan();
+const PlanField* TypeRegistry::FindSavedField(const ClassInfo& cls, rolly::Name saved_name,
+                                              bool whole) const {
+  const ClassPlan& plan = whole ? cls.WholePlan() : cls.Plan();
   if (const PlanField* f = plan.Find(saved_name)) return f;
   RedirectKind kind = cls.is_struct() ? RedirectKind::kMember : RedirectKind::kProperty;
   for (const ClassInfo* c = &cls; c != nullptr; c = c->base()) {
@@ -413,6 +438,39 @@ void ExtraWriter::WriteString(std::string_view value) {
   std::uint64_t v = ToLittle(value.size());
   AppendRaw(bytes_, kTagString, &v, 8);
   bytes_.append(value);
+}
+
+Status TypeRegistry::CheckExtra(std::string_view bytes) {
+  std::size_t pos = 0;
+  while (pos < bytes.size()) {
+    auto tag = static_cast<std::uint8_t>(bytes[pos++]);
+    std::size_t left = bytes.size() - pos;
+    switch (tag) {
+      case kTagBool:
+        if (left < 1 || static_cast<std::uint8_t>(bytes[pos]) > 1) {
+          return DamagedError("save-extra: a bool is not 0 or 1");
+        }
+        pos += 1;
+        break;
+      case kTagInt:
+      case kTagUInt:
+      case kTagDouble:
+        if (left < 8) return DamagedError("save-extra: a truncated number");
+        pos += 8;
+        break;
+      case kTagString: {
+        if (left < 8) return DamagedError("save-extra: a truncated string length");
+        std::uint64_t size = FromLittle(bytes.data() + pos);
+        pos += 8;
+        if (size > bytes.size() - pos) return DamagedError("save-extra: a truncated string");
+        pos += size;
+        break;
+      }
+      default:
+        return DamagedError("save-extra: an unknown value tag");
+    }
+  }
+  return OkStatus();
 }
 
 void ExtraReader::RunHook(const ClassInfo* cls, void* object) {

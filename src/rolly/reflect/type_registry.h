@@ -152,10 +152,15 @@ class ClassInfo {
   bool IsA(const ClassInfo& other) const;
   // The plan; made on first call, the same object afterwards.
   const ClassPlan& Plan() const;
+  // Every registered field but editor-only ones, bases first: how a struct saves inside a
+  // property bag or an instanced struct, which save their values whole.
+  const ClassPlan& WholePlan() const;
   // A struct's descriptor as a value (size, construct, copy...); null for a class.
   const Type* value_type() const { return value_type_; }
   // The C++ type registered.
   std::type_index cpp_type() const { return type_; }
+  // The registry this class belongs to.
+  const TypeRegistry& registry() const { return *registry_; }
 
  private:
   friend class TypeRegistry;
@@ -171,6 +176,7 @@ class ClassInfo {
 
   Name name_;
   std::type_index type_;
+  const TypeRegistry* registry_ = nullptr;
   bool is_struct_ = false;
   bool registered_ = false;
   const ClassInfo* base_ = nullptr;
@@ -187,6 +193,8 @@ class ClassInfo {
   std::function<void(void*, ExtraReader&)> read_extra_;
   mutable std::once_flag plan_once_;
   mutable ClassPlan plan_;
+  mutable std::once_flag whole_plan_once_;
+  mutable ClassPlan whole_plan_;
 
  public:
   explicit ClassInfo(std::type_index type) : type_(type) {}
@@ -418,9 +426,14 @@ class TypeRegistry {
 
   // The saved field of `cls` (or its bases) that a value saved under `saved_name` goes to, through
   // property (member, for a struct) redirects of the class and its bases; null when none.
-  const PlanField* FindSavedField(const ClassInfo& cls, Name saved_name) const;
+  // `whole`: among WholePlan's fields (a struct inside a property bag or instanced struct).
+  const PlanField* FindSavedField(const ClassInfo& cls, Name saved_name, bool whole = false) const;
   // The enum value a value saved as `saved_name` means now, through enum value redirects.
   std::optional<std::int64_t> FindEnumValue(const EnumInfo& info, Name saved_name) const;
+
+  // Every descriptor of kind `kind` this registry made, in the order made (registration time):
+  // what a load picks from to hold a property bag's value of a saved type.
+  std::vector<const Type*> TypesOfKind(Kind kind) const;
 
   // Redirects for renamed types, fields and values (see redirects.h). Fill at start-up.
   Redirects& redirects() { return redirects_; }
@@ -455,6 +468,9 @@ class TypeRegistry {
   static Result<std::string> WriteExtra(const ClassInfo& cls, const void* object);
   // Applies bytes WriteExtra made; Damaged when they do not read as the hooks expect.
   static Status ReadExtra(const ClassInfo& cls, void* object, std::string_view bytes);
+  // Whether `bytes` are a well-formed sequence of save-extra values (what any WriteExtra can make),
+  // without running a hook: Damaged otherwise. A load checks this before anything applies.
+  static Status CheckExtra(std::string_view bytes);
 
  private:
   template <typename T>
@@ -476,6 +492,7 @@ class TypeRegistry {
   Status status_;
   Redirects redirects_;
   std::unordered_map<std::type_index, std::unique_ptr<Type>> types_;
+  std::vector<const Type*> type_order_;
   std::unordered_map<std::type_index, std::unique_ptr<ClassInfo>> classes_;
   std::unordered_map<std::type_index, std::unique_ptr<EnumInfo>> enums_;
   std::unordered_map<rolly::Name, ClassInfo*> classes_by_name_;
