@@ -12,19 +12,6 @@ void ByteWriter::PatchU64(std::size_t offset, std::uint64_t v) {
   StoreU64(out_->data() + offset, v);
 }
 
-bool ByteReader::Raw(std::size_t n, ByteView* out) {
-  if (!ok_ || n > bytes_.size() - pos_) return Fail();
-  *out = bytes_.subspan(pos_, n);
-  pos_ += n;
-  return true;
-}
-
-bool ByteReader::U8(std::uint8_t* v) {
-  if (!ok_ || pos_ >= bytes_.size()) return Fail();
-  *v = bytes_[pos_++];
-  return true;
-}
-
 bool ByteReader::I64(std::int64_t* v) {
   std::uint64_t u;
   if (!U64(&u)) return false;
@@ -32,21 +19,7 @@ bool ByteReader::I64(std::int64_t* v) {
   return true;
 }
 
-bool ByteReader::F32(float* v) {
-  std::uint32_t bits;
-  if (!U32(&bits)) return false;
-  std::memcpy(v, &bits, sizeof bits);
-  return true;
-}
-
-bool ByteReader::F64(double* v) {
-  std::uint64_t bits;
-  if (!U64(&bits)) return false;
-  std::memcpy(v, &bits, sizeof bits);
-  return true;
-}
-
-bool ByteReader::Varint(std::uint64_t* v) {
+bool ByteReader::SlowVarint(std::uint64_t* v) {
   if (!ok_) return false;
   std::uint64_t result = 0;
   for (int shift = 0, i = 0; i < 10; ++i, shift += 7) {

@@ -10,6 +10,7 @@
 #ifndef ROLLY_CORE_BYTES_H_
 #define ROLLY_CORE_BYTES_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -73,6 +74,10 @@ class ByteWriter {
     Fixed(bits);
   }
   void Varint(std::uint64_t v) {
+    if (v < 0x80) {
+      out_->push_back(static_cast<std::uint8_t>(v));
+      return;
+    }
     std::uint8_t buf[10];
     std::size_t n = 0;
     while (v >= 0x80) {
@@ -80,10 +85,10 @@ class ByteWriter {
       v >>= 7;
     }
     buf[n++] = static_cast<std::uint8_t>(v);
-    Raw(ByteView(buf, n));
+    Append(buf, n);
   }
   void SignedVarint(std::int64_t v) { Varint(ZigZagEncode(v)); }
-  void Raw(ByteView bytes) { out_->insert(out_->end(), bytes.begin(), bytes.end()); }
+  void Raw(ByteView bytes) { Append(bytes.data(), bytes.size()); }
   void Raw(std::string_view s) { Raw(AsBytes(s)); }
   // A varint length, then the bytes.
   void LengthPrefixed(ByteView bytes) {
@@ -100,7 +105,14 @@ class ByteWriter {
   void Fixed(T v) {
     std::uint8_t buf[sizeof(T)];
     for (std::size_t i = 0; i < sizeof(T); ++i) buf[i] = static_cast<std::uint8_t>(v >> (8 * i));
-    Raw(ByteView(buf, sizeof(T)));
+    Append(buf, sizeof(T));
+  }
+  // Grows the buffer geometrically and copies: cheaper than a range insert for small writes.
+  void Append(const std::uint8_t* data, std::size_t n) {
+    const std::size_t at = out_->size();
+    if (out_->capacity() - at < n) out_->reserve(std::max(at + n, 2 * out_->capacity()));
+    out_->resize(at + n);
+    if (n != 0) std::memcpy(out_->data() + at, data, n);
   }
 
   Bytes* out_;
@@ -118,20 +130,45 @@ class ByteReader {
   std::size_t remaining() const { return ok_ ? bytes_.size() - pos_ : 0; }
   bool empty() const { return remaining() == 0; }
 
-  bool U8(std::uint8_t* v);
+  bool U8(std::uint8_t* v) {
+    if (!ok_ || pos_ >= bytes_.size()) return Fail();
+    *v = bytes_[pos_++];
+    return true;
+  }
   bool U16(std::uint16_t* v) { return Fixed(v); }
   bool U32(std::uint32_t* v) { return Fixed(v); }
   bool U64(std::uint64_t* v) { return Fixed(v); }
   bool I64(std::int64_t* v);
-  bool F32(float* v);
-  bool F64(double* v);
+  bool F32(float* v) {
+    std::uint32_t bits;
+    if (!U32(&bits)) return false;
+    std::memcpy(v, &bits, sizeof bits);
+    return true;
+  }
+  bool F64(double* v) {
+    std::uint64_t bits;
+    if (!U64(&bits)) return false;
+    std::memcpy(v, &bits, sizeof bits);
+    return true;
+  }
   // A varint in its shortest form, up to 64 bits.
-  bool Varint(std::uint64_t* v);
+  bool Varint(std::uint64_t* v) {
+    if (ok_ && pos_ < bytes_.size() && bytes_[pos_] < 0x80) {
+      *v = bytes_[pos_++];
+      return true;
+    }
+    return SlowVarint(v);
+  }
   // A varint that must be at most `max`.
   bool VarintAtMost(std::uint64_t max, std::uint64_t* v);
   bool SignedVarint(std::int64_t* v);
   // The next `n` bytes, as a view into the reader's bytes.
-  bool Raw(std::size_t n, ByteView* out);
+  bool Raw(std::size_t n, ByteView* out) {
+    if (!ok_ || n > bytes_.size() - pos_) return Fail();
+    *out = bytes_.subspan(pos_, n);
+    pos_ += n;
+    return true;
+  }
   // A varint length of at most `max_size`, then that many bytes, viewed.
   bool LengthPrefixed(std::size_t max_size, ByteView* out);
   bool LengthPrefixed(std::size_t max_size, std::string_view* out);
@@ -146,10 +183,12 @@ class ByteReader {
   }
 
  private:
+  bool SlowVarint(std::uint64_t* v);
   template <typename T>
   bool Fixed(T* v) {
-    ByteView b;
-    if (!Raw(sizeof(T), &b)) return false;
+    if (!ok_ || sizeof(T) > bytes_.size() - pos_) return Fail();
+    const std::uint8_t* b = bytes_.data() + pos_;
+    pos_ += sizeof(T);
     T r = 0;
     for (std::size_t i = 0; i < sizeof(T); ++i) r |= static_cast<T>(static_cast<T>(b[i]) << (8 * i));
     *v = r;

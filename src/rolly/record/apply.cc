@@ -101,8 +101,14 @@ bool Applier::Matches(std::uint32_t saved, const Type& live) {
 
 const Applier::Binding& Applier::Bind(std::uint32_t layout, const reflect::ClassInfo& cls,
                                       bool whole) {
-  auto& slot = bindings_[std::make_tuple(layout, &cls, whole)];
-  if (slot) return *slot;
+  const auto key = std::make_tuple(layout, &cls, whole);
+  if (last_binding_ != nullptr && key == last_key_) return *last_binding_;
+  auto& slot = bindings_[key];
+  last_key_ = key;
+  if (slot) {
+    last_binding_ = slot.get();
+    return *slot;
+  }
   slot = std::make_unique<Binding>();
   slot->cls = &cls;
   for (const LayoutField& f : tables_.layouts()[layout].fields) {
@@ -122,6 +128,7 @@ const Applier::Binding& Applier::Bind(std::uint32_t layout, const reflect::Class
     }
     slot->fields.push_back(std::move(b));
   }
+  last_binding_ = slot.get();
   return *slot;
 }
 

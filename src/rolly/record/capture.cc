@@ -1,5 +1,6 @@
 #include "rolly/record/capture.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -336,6 +337,7 @@ struct Parts {
   std::string extra;
   bool has_inln = false;
   bool has_extra = false;
+  const std::vector<Section>* more = nullptr;
 };
 
 // Writes PROP, INLN and EXTR of `object`. `pre_save` runs OnPreSave on each owned object before it
@@ -396,7 +398,8 @@ void WriteHeader(ByteWriter& w, RecordKind kind, Guid subject, std::uint32_t lay
   w.U64(subject.high());
   w.U64(subject.low());
   w.Varint(layout);
-  w.Varint((parts.has_inln ? 1 : 0) + (parts.has_extra ? 1 : 0));
+  w.Varint((parts.has_inln ? 1 : 0) + (parts.has_extra ? 1 : 0) +
+           (parts.more ? parts.more->size() : 0));
   if (parts.has_inln) {
     w.Raw(std::string_view(kOwnedSection.data(), 4));
     w.LengthPrefixed(parts.inln);
@@ -404,6 +407,12 @@ void WriteHeader(ByteWriter& w, RecordKind kind, Guid subject, std::uint32_t lay
   if (parts.has_extra) {
     w.Raw(std::string_view(kExtraSection.data(), 4));
     w.LengthPrefixed(std::string_view(parts.extra));
+  }
+  if (parts.more) {
+    for (const Section& s : *parts.more) {
+      w.Raw(std::string_view(s.id.data(), 4));
+      w.LengthPrefixed(s.bytes);
+    }
   }
 }
 
@@ -418,20 +427,42 @@ Record ToRecord(RecordKind kind, Guid subject, std::uint32_t layout, Parts parts
     record.sections.push_back(
         {kExtraSection, Bytes(parts.extra.begin(), parts.extra.end())});
   }
+  if (parts.more) {
+    for (const Section& s : *parts.more) record.sections.push_back(s);
+  }
   return record;
 }
 
 }  // namespace
 
+Status ChunkWriter::CheckAndCharge(const Record& record, std::uint32_t index) {
+  FileBudget budget = budget_ ? *budget_ : FileBudget{};
+  const std::size_t new_layouts = tables_.bag_layouts().size() - charged_bag_layouts_;
+  if (new_layouts > FileBudget::kMaxBagLayouts - budget.bag_layouts) {
+    return InvalidDataError("more than 4,096 property bag layouts in the file");
+  }
+  budget.bag_layouts += new_layouts;
+  ROLLY_RETURN_IF_ERROR(CheckRecord(tables_, record, index, kMaxRecords + 1, &budget));
+  if (budget_) *budget_ = budget;
+  charged_bag_layouts_ = tables_.bag_layouts().size();
+  return OkStatus();
+}
+
 Status ChunkWriter::Add(const Record& record) {
   ROLLY_ASSIGN_OR_RETURN(Bytes bytes, EncodeRecord(record));
+  Status checked = CheckAndCharge(record, count_ + 1);
+  if (!checked.ok()) {
+    return InvalidDataError("a record added to a chunk: " + std::string(checked.message()));
+  }
   AddEncoded(bytes);
   return OkStatus();
 }
 
-void ChunkWriter::AddEncoded(ByteView record) {
+void ChunkWriter::AddEncoded(ByteView record, ByteView tail) {
   ByteWriter w(&records_);
-  w.LengthPrefixed(record);
+  w.Varint(record.size() + tail.size());
+  w.Raw(record);
+  w.Raw(tail);
   ++count_;
 }
 
@@ -448,18 +479,31 @@ Bytes ChunkWriter::Finish() {
   tables_ = ChunkTables();
   records_.clear();
   count_ = 0;
+  charged_bag_layouts_ = 0;
   return out;
 }
 
 Result<std::uint32_t> Capturer::Capture(const reflect::ClassInfo& cls, void* object, Guid subject,
-                                        RecordKind kind) {
+                                        RecordKind kind, const std::vector<Section>* sections) {
   if (!IsKnownObjectKind(static_cast<std::uint8_t>(kind))) {
     return InvalidInputError("records of kind TABLES are not captured");
+  }
+  if (sections != nullptr) {
+    for (std::size_t i = 0; i < sections->size(); ++i) {
+      const SectionId& id = (*sections)[i].id;
+      bool clash = id == kPropSection || id == kOwnedSection || id == kExtraSection ||
+                   std::any_of(sections->begin(), sections->begin() + i,
+                               [&](const Section& s) { return s.id == id; });
+      if (clash || sections->size() > kMaxSections - 3) {
+        return InvalidInputError("sections added to a record must differ and be at most 61");
+      }
+    }
   }
   ChunkTables& tables = chunk_->tables();
   const ChunkTables::Mark mark = tables.GetMark();
   reflect::TypeRegistry::RunPreSave(cls, object);
   Parts parts;
+  parts.more = sections;
   parts.prop.swap(scratch_);
   parts.prop.clear();
   bool needs_check = false;
@@ -476,28 +520,19 @@ Result<std::uint32_t> Capturer::Capture(const reflect::ClassInfo& cls, void* obj
   if (needs_check) {
     // The same check a load runs, against a copy of the budget: a save never writes what its
     // load would refuse, and a refused capture charges nothing.
-    FileBudget budget = chunk_->budget() ? *chunk_->budget() : FileBudget{};
-    std::uint64_t new_layouts = tables.bag_layouts().size() - mark.bag_layouts;
-    if (new_layouts > FileBudget::kMaxBagLayouts - budget.bag_layouts) {
-      return fail(InvalidDataError("class " + cls.name().str() +
-                                   ": more than 4,096 property bag layouts in the file"));
-    }
-    budget.bag_layouts += new_layouts;
     Bytes prop_copy = parts.prop;
     Record record = ToRecord(kind, subject, *layout, parts);
     parts.prop = std::move(prop_copy);
-    s = CheckRecord(tables, record, chunk_->record_count() + 1, kMaxRecords + 1, &budget);
+    s = chunk_->CheckAndCharge(record, chunk_->record_count() + 1);
     if (!s.ok()) {
       return fail(InvalidDataError("class " + cls.name().str() + ": a load would refuse it: " +
                                    std::string(s.message())));
     }
-    if (chunk_->budget()) *chunk_->budget() = budget;
   }
   owned_scratch_.clear();
   ByteWriter w(&owned_scratch_);
   WriteHeader(w, kind, subject, *layout, parts);
-  w.Raw(parts.prop);
-  chunk_->AddEncoded(owned_scratch_);
+  chunk_->AddEncoded(owned_scratch_, parts.prop);
   for (auto it = owned.rbegin(); it != owned.rend(); ++it) captured_.push_back(*it);
   captured_.push_back({&cls, object});
   scratch_.swap(parts.prop);

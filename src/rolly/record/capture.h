@@ -50,19 +50,27 @@ class ChunkWriter {
   std::uint32_t record_count() const { return count_; }
 
   // Appends a record as it is (one kept for an absent object, or moved from another chunk with
-  // MoveRecord): InvalidData when it breaks a rule of the one form; its values must fit these
-  // tables (DecodePayload checks them on load).
+  // MoveRecord into these tables): runs the structure check on it against the file's budget (and
+  // charges the tables' new bag layouts), so a chunk never holds what its load would refuse.
+  // InvalidData, adding and charging nothing, when it breaks a rule or a bound.
   Status Add(const Record& record);
-  // Appends a record's encoded bytes (kind byte first); used by Capturer.
-  void AddEncoded(ByteView record);
+  // Appends a record's encoded bytes (kind byte first), given in one or two pieces; used by
+  // Capturer.
+  void AddEncoded(ByteView record, ByteView tail = {});
   // The payload: count, tables, records. The writer is empty afterwards.
   Bytes Finish();
 
  private:
+  friend class Capturer;
+  // Checks `record` against a copy of the budget charged with the tables' bag layouts not charged
+  // yet; on success commits the copy.
+  Status CheckAndCharge(const Record& record, std::uint32_t index);
+
   FileBudget* budget_;
   ChunkTables tables_;
   Bytes records_;
   std::uint32_t count_ = 0;
+  std::size_t charged_bag_layouts_ = 0;
 };
 
 class Capturer {
@@ -74,8 +82,10 @@ class Capturer {
 
   // Runs OnPreSave, then captures `object` (an object of `cls`, as `cls`) as a record of `kind`
   // for `subject`, appended to the chunk. Returns its index in the payload.
+  // `sections`: more sections for the record (a layer above's own, such as an actor's placement),
+  // written as they are; their IDs must differ from PROP, INLN, EXTR and each other.
   Result<std::uint32_t> Capture(const reflect::ClassInfo& cls, void* object, Guid subject,
-                                RecordKind kind);
+                                RecordKind kind, const std::vector<Section>* sections = nullptr);
   // Runs OnSaved on every object captured since the last call (owned objects first, then their
   // owner, in capture order) and forgets them. Call only after the write succeeded.
   void RunSavedHooks();

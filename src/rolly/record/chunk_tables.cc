@@ -49,6 +49,9 @@ void EraseFrom(Map& map, std::size_t size) {
 
 void ChunkTables::Rollback(const Mark& mark) {
   if (names_.size() > mark.names) {
+    for (std::size_t i = mark.names; i < names_.size(); ++i) {
+      if (names_[i].id() < name_slot_.size()) name_slot_[names_[i].id()] = 0;
+    }
     names_.resize(mark.names);
     EraseFrom(name_index_, mark.names);
   }
@@ -61,6 +64,7 @@ void ChunkTables::Rollback(const Mark& mark) {
   }
   if (layouts_.size() > mark.layouts) {
     layouts_.resize(mark.layouts);
+    EraseFrom(layout_content_, mark.layouts);
     EraseFrom(layout_index_[0], mark.layouts);
     EraseFrom(layout_index_[1], mark.layouts);
   }
@@ -122,8 +126,14 @@ Result<std::uint32_t> ChunkTables::AddRef(Guid id) {
 }
 
 Result<std::uint32_t> ChunkTables::AddName(Name name) {
+  const std::uint32_t id = name.id();
+  if (id < name_slot_.size() && name_slot_[id] != 0) return name_slot_[id] - 1;
   auto it = name_index_.find(name);
-  if (it != name_index_.end()) return it->second;
+  if (it != name_index_.end()) {
+    if (id >= name_slot_.size()) name_slot_.resize(id + 1, 0);
+    name_slot_[id] = it->second + 1;
+    return it->second;
+  }
   if (name.view().empty() || name.view().size() > kMaxNameBytes || !IsValidUtf8(name.view()) ||
       name.view().find('\0') != std::string_view::npos) {
     return InvalidDataError("name \"" + std::string(name.view().substr(0, 64)) +
@@ -132,6 +142,8 @@ Result<std::uint32_t> ChunkTables::AddName(Name name) {
   auto index = static_cast<std::uint32_t>(names_.size());
   names_.push_back(name);
   name_index_.emplace(name, index);
+  if (id >= name_slot_.size()) name_slot_.resize(id + 1, 0);
+  name_slot_[id] = index + 1;
   return index;
 }
 
@@ -247,14 +259,26 @@ Result<std::uint32_t> ChunkTables::AddLayout(const reflect::ClassInfo& cls, bool
     }
     layout.fields.push_back({*field_name, *field_type});
   }
-  layouts_[index] = std::move(layout);
+  SetLayout(index, std::move(layout));
   return index;
 }
 
 std::uint32_t ChunkTables::AppendLayout(Layout layout) {
   auto index = static_cast<std::uint32_t>(layouts_.size());
+  layout_content_.emplace(layout, index);
   layouts_.push_back(std::move(layout));
   return index;
+}
+
+void ChunkTables::SetLayout(std::uint32_t index, Layout layout) {
+  layout_content_.emplace(layout, index);
+  layouts_[index] = std::move(layout);
+}
+
+std::optional<std::uint32_t> ChunkTables::FindLayout(const Layout& layout) const {
+  auto it = layout_content_.find(layout);
+  if (it == layout_content_.end()) return std::nullopt;
+  return it->second;
 }
 
 std::string ChunkTables::Describe(std::uint32_t index) const {
@@ -434,6 +458,7 @@ Result<ChunkTables> DecodeTables(ByteView record) {
       layout.fields.push_back(
           {static_cast<std::uint32_t>(fname), static_cast<std::uint32_t>(ftype)});
     }
+    tables.layout_content_.emplace(layout, static_cast<std::uint32_t>(i));
     tables.layouts_.push_back(std::move(layout));
   }
   for (auto [type, layout] : struct_layouts) {

@@ -118,7 +118,7 @@ struct LayoutField {
 struct Layout {
   std::uint32_t name = 0;
   std::vector<LayoutField> fields;
-  friend bool operator==(const Layout&, const Layout&) = default;
+  friend auto operator<=>(const Layout&, const Layout&) = default;
 };
 
 // A property bag's layout: its (name, saved type) list in order.
@@ -151,7 +151,9 @@ class ChunkTables {
   // Appends a layout as it is (its indexes must be valid); used when moving records.
   std::uint32_t AppendLayout(Layout layout);
   // Replaces layout `index` (appended before); used when moving records.
-  void SetLayout(std::uint32_t index, Layout layout) { layouts_[index] = std::move(layout); }
+  void SetLayout(std::uint32_t index, Layout layout);
+  // The index of a layout equal to `layout`, when there is one.
+  std::optional<std::uint32_t> FindLayout(const Layout& layout) const;
   // The bag layout index of a live bag's (name, type) list, adding it (and its types and names)
   // when new. InvalidData past 1,024 properties or 4,096 bag layouts in the chunk.
   Result<std::uint32_t> AddBagLayout(const std::vector<reflect::BagField>& fields);
@@ -190,12 +192,16 @@ class ChunkTables {
   std::vector<SavedType> types_;
   std::vector<int> depths_;
   std::vector<Layout> layouts_;
+  std::map<Layout, std::uint32_t> layout_content_;
   std::vector<BagLayout> bag_layouts_;
   std::vector<Guid> refs_;
   std::map<std::vector<std::pair<Name, const reflect::Type*>>, std::uint32_t> live_bag_index_;
   std::map<std::vector<LayoutField>, std::uint32_t> bag_index_;
   std::unordered_map<Guid, std::uint32_t> ref_index_;
   std::unordered_map<Name, std::uint32_t> name_index_;
+  // name_slot_[name.id()]: 1 + the name's index, 0 when not in the table; a look-up without
+  // hashing for capture's hot path.
+  std::vector<std::uint32_t> name_slot_;
   std::map<std::tuple<std::uint8_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::uint32_t>
       type_index_;
   std::unordered_map<const reflect::Type*, std::uint32_t> live_type_index_[2];

@@ -1,6 +1,8 @@
 #include "rolly/record/value_tree.h"
 
+#include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -402,22 +404,46 @@ class Translator {
     return OkStatus();
   }
 
+  // The layout of `to` equal to layout `index` of `from`, added when `to` has none. A layout
+  // reached again while it is being translated (a struct holding a container of itself) gets a
+  // slot reserved then, filled when its translation ends.
   Result<std::uint32_t> LayoutOf(std::uint32_t index) {
     auto it = layouts_.find(index);
     if (it != layouts_.end()) return it->second;
-    if (to_->layouts().size() >= kMaxLayouts) return InvalidDataError("more than 65,536 layouts");
-    std::uint32_t result = to_->AppendLayout(Layout{});
-    layouts_.emplace(index, result);
+    if (in_progress_.count(index)) {
+      if (to_->layouts().size() >= kMaxLayouts) return InvalidDataError("more than 65,536 layouts");
+      std::uint32_t reserved = to_->AppendLayout(Layout{});
+      layouts_.emplace(index, reserved);
+      return reserved;
+    }
+    in_progress_.insert(index);
     const Layout& source = from_.layouts()[index];
     Layout layout;
-    ROLLY_ASSIGN_OR_RETURN(layout.name, to_->AddName(from_.names()[source.name]));
-    for (const LayoutField& f : source.fields) {
-      LayoutField field;
-      ROLLY_ASSIGN_OR_RETURN(field.name, to_->AddName(from_.names()[f.name]));
-      ROLLY_ASSIGN_OR_RETURN(field.type, Type(f.type));
-      layout.fields.push_back(field);
+    Status status = [&]() -> Status {
+      ROLLY_ASSIGN_OR_RETURN(layout.name, to_->AddName(from_.names()[source.name]));
+      for (const LayoutField& f : source.fields) {
+        LayoutField field;
+        ROLLY_ASSIGN_OR_RETURN(field.name, to_->AddName(from_.names()[f.name]));
+        ROLLY_ASSIGN_OR_RETURN(field.type, Type(f.type));
+        layout.fields.push_back(field);
+      }
+      return OkStatus();
+    }();
+    in_progress_.erase(index);
+    ROLLY_RETURN_IF_ERROR(status);
+    auto reserved = layouts_.find(index);
+    if (reserved != layouts_.end()) {
+      to_->SetLayout(reserved->second, std::move(layout));
+      return reserved->second;
     }
-    to_->SetLayout(result, std::move(layout));
+    std::uint32_t result;
+    if (std::optional<std::uint32_t> existing = to_->FindLayout(layout)) {
+      result = *existing;
+    } else {
+      if (to_->layouts().size() >= kMaxLayouts) return InvalidDataError("more than 65,536 layouts");
+      result = to_->AppendLayout(std::move(layout));
+    }
+    layouts_.emplace(index, result);
     return result;
   }
 
@@ -426,6 +452,7 @@ class Translator {
   ChunkTables* to_;
   std::map<std::uint32_t, std::uint32_t> types_;
   std::map<std::uint32_t, std::uint32_t> layouts_;
+  std::set<std::uint32_t> in_progress_;
 };
 
 }  // namespace
@@ -497,13 +524,15 @@ Result<EncodedValues> EncodeProp(ChunkTables* tables, std::uint32_t layout, cons
 }
 
 Result<Record> MoveRecord(const ChunkTables& from, const Record& record, ChunkTables* to,
-                          const std::vector<Record>* records) {
+                          const std::vector<Record>* records,
+                          const std::vector<SectionId>& table_free) {
   if (!IsKnownObjectKind(record.kind)) {
     return NewerVersionError("a record of kind " + std::to_string(record.kind) +
                              " cannot be moved by this version");
   }
   for (const Section& s : record.sections) {
-    if (s.id != kPropSection && s.id != kExtraSection && s.id != kOwnedSection) {
+    if (s.id != kPropSection && s.id != kExtraSection && s.id != kOwnedSection &&
+        std::find(table_free.begin(), table_free.end(), s.id) == table_free.end()) {
       return NewerVersionError("a record with section " + std::string(s.id.data(), 4) +
                                " cannot be moved by this version");
     }
@@ -519,7 +548,9 @@ Result<Record> MoveRecord(const ChunkTables& from, const Record& record, ChunkTa
     moved.sections.clear();
     moved.sections.push_back({kPropSection, std::move(values.prop)});
     if (values.owned) moved.sections.push_back({kOwnedSection, std::move(*values.owned)});
-    if (const Section* extra = record.Find(kExtraSection)) moved.sections.push_back(*extra);
+    for (const Section& s : record.sections) {
+      if (s.id != kPropSection && s.id != kOwnedSection) moved.sections.push_back(s);
+    }
     return OkStatus();
   };
   Status status = encode();

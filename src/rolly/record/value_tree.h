@@ -64,8 +64,10 @@ Result<EncodedValues> EncodeProp(ChunkTables* tables, std::uint32_t layout, cons
 // references by subject ID). EXTR moves unchanged. NewerVersion for a record kind or a section
 // other than PROP, INLN and EXTR this version does not know (their bytes may refer to the old
 // tables).
+// `table_free`: sections a layer above knows do not refer to the tables (moved unchanged too).
 Result<Record> MoveRecord(const ChunkTables& from, const Record& record, ChunkTables* to,
-                          const std::vector<Record>* records = nullptr);
+                          const std::vector<Record>* records = nullptr,
+                          const std::vector<SectionId>& table_free = {});
 
 }  // namespace rolly::record
 
