@@ -1,0 +1,664 @@
+#include "rolly/scene/scene.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "rolly/core/status_matchers.h"
+#include "rolly/scene/sample_game.h"
+
+namespace rolly::scene {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// What happened, in order: the host's moments and the probe actors' begin and end play.
+std::vector<std::string>* g_log = nullptr;
+
+void Log(std::string line) {
+  if (g_log) g_log->push_back(std::move(line));
+}
+
+class ProbeActor : public Actor {
+ public:
+  void BeginPlay() override { Log("BeginPlay " + label); }
+  void EndPlay() override { Log("EndPlay " + label); }
+  std::string label;
+  std::map<Name, std::int32_t> counts;
+  std::optional<std::int32_t> maybe;
+  std::set<Name> flags;
+  reflect::Vector3d where;
+  Guid token;
+};
+
+class RecordingEvents : public world::HostEvents {
+ public:
+  void OnActorsInitialized() override { Log("ActorsInitialized"); }
+  void OnBeginPlay() override { Log("WorldBeginPlay"); }
+  void OnLevelAdded(Name level) override { Log("LevelAdded " + level.str()); }
+  void OnLevelRemoved(Name level) override { Log("LevelRemoved " + level.str()); }
+  void OnComponentCreated(Guid actor, const world::ComponentView& c) override {
+    Log("ComponentCreated " + actor.ToString() + " " + c.name.str() + " " +
+        (c.object.cls ? c.object.cls->name().str() : "?"));
+  }
+};
+
+constexpr const char* kDoorId = "00000000-0000-4000-8000-000000000001";
+constexpr const char* kChestId = "00000000-0000-4000-8000-000000000002";
+constexpr const char* kAliceId = "00000000-0000-4000-8000-000000000003";
+constexpr const char* kBobId = "00000000-0000-4000-8000-000000000004";
+constexpr const char* kProbeId = "00000000-0000-4000-8000-000000000005";
+constexpr const char* kCellarId = "00000000-0000-4000-8000-000000000006";
+
+Guid G(const char* text) { return *Guid::Parse(text); }
+
+// A small map touching every kind of value the scene sets.
+std::string SmallMap() {
+  return std::string(R"({
+  "name": "small",
+  "levels": [{"name": "Main"}, {"name": "Cellar", "loaded": false}],
+  "game_instance": {"class": "GameInstance", "subsystems": ["QuestLog"]},
+  "game_mode": "SampleGameMode",
+  "game_state": {"class": "SampleGameState", "values": {"Day": 3, "TimeOfDay": 20.5}},
+  "level_script": "LevelScript",
+  "players": [{"controller": "SamplePlayerController", "pawn": "SamplePawn",
+               "player_state": {"class": "SamplePlayerState", "values": {"Gold": 7}}}],
+  "actors": [
+    {"class": "Door", "id": ")") +
+         kDoorId + R"(", "tags": ["Front", "Wood"],
+     "values": {"Open": true, "State": "Locked", "LockCode": 1234},
+     "transform": {"translation": [1, 2, 3], "rotation": [0, 0, 0, 1], "scale": [1, 1, 2]}},
+    {"class": "Chest", "id": ")" +
+         kChestId + R"(", "saving": "Always", "owner": ")" + kAliceId + R"(",
+     "values": {"Inventory": [{"Item": "Apple", "Count": 3, "Durability": 0.5}, {"Item": "Sword"}]}},
+    {"class": "Character", "id": ")" +
+         kAliceId + R"(",
+     "values": {"Name": "Alice", "Health": 80, "Friend": ")" +
+         kBobId + R"("},
+     "components": [{"name": "Inventory", "values": {"Capacity": 12}},
+                    {"name": "Light", "class": "LampComponent", "values": {"Broken": true}}]},
+    {"class": "Character", "id": ")" +
+         kBobId + R"(", "attach": {"parent": ")" + kDoorId +
+         R"(", "socket": "Hinge"}, "values": {"Name": "Bob", "Target": ")" + kAliceId + R"("}},
+    {"class": "ProbeActor", "id": ")" +
+         kProbeId + R"(", "saving": "Never",
+     "values": {"Counts": {"a": 1, "b": 2}, "Maybe": 5, "Flags": ["x", "y"], "Where": [1, 2, 3],
+                "Token": ")" +
+         kDoorId + R"("}},
+    {"class": "Lamp", "id": ")" +
+         kCellarId + R"(", "level": "Cellar",
+     "values": {"On": true, "Color": [1, 0, 0]}}
+  ]
+})";
+}
+
+class SceneTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    g_log = &log_;
+    RegisterSceneTypes(registry_);
+    RegisterSampleGame(registry_);
+    registry_.Class<ProbeActor>("ProbeActor")
+        .Base<Actor>()
+        .Field("Counts", &ProbeActor::counts, reflect::kSaveGame)
+        .Field("Maybe", &ProbeActor::maybe, reflect::kSaveGame)
+        .Field("Flags", &ProbeActor::flags, reflect::kSaveGame)
+        .Field("Where", &ProbeActor::where, reflect::kSaveGame)
+        .Field("Token", &ProbeActor::token, reflect::kSaveGame);
+    ASSERT_OK(registry_.Finish());
+    scene_ = std::make_unique<Scene>(registry_);
+    scene_->SetEvents(&events_);
+    scene_->AddMap("maps/small.json", SmallMap());
+  }
+  void TearDown() override {
+    scene_.reset();
+    g_log = nullptr;
+  }
+
+  // A map with one actor whose JSON is `actor`.
+  Status OpenOneActor(const std::string& actor) {
+    scene_->AddMap("maps/one.json", R"({"actors": [)" + actor + "]}");
+    return scene_->OpenMap("maps/one.json");
+  }
+
+  std::vector<world::ActorView> Actors(Name level) {
+    std::vector<world::ActorView> out;
+    scene_->ListActors(level, &out);
+    return out;
+  }
+
+  std::vector<std::string> log_;
+  reflect::TypeRegistry registry_;
+  RecordingEvents events_;
+  std::unique_ptr<Scene> scene_;
+};
+
+TEST_F(SceneTest, HasNoWorldBeforeStart) {
+  EXPECT_FALSE(scene_->HasWorld());
+  EXPECT_TRUE(scene_->IsAuthority());
+  EXPECT_EQ(scene_->CurrentMap(), "");
+  EXPECT_TRUE(scene_->Levels().empty());
+  EXPECT_THAT(scene_->SpawnActor(Name("Door"), Name(), {}), StatusIs(StatusCode::kInvalidInput));
+  scene_->SetAuthority(false);
+  EXPECT_FALSE(scene_->IsAuthority());
+}
+
+TEST_F(SceneTest, LoadsAMapAndSetsInitialValues) {
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  EXPECT_TRUE(scene_->HasWorld());
+  EXPECT_EQ(scene_->CurrentMap(), "maps/small.json");
+  EXPECT_THAT(scene_->Levels(), ElementsAre(Name("Main")));
+  EXPECT_THAT(scene_->MapLevels(), ElementsAre(Name("Main"), Name("Cellar")));
+
+  auto* door = scene_->FindActorAs<Door>(G(kDoorId));
+  ASSERT_NE(door, nullptr);
+  EXPECT_TRUE(door->open);
+  EXPECT_EQ(door->state, DoorState::kLocked);
+  EXPECT_EQ(door->lock_code, 1234);
+  EXPECT_THAT(door->tags, ElementsAre(Name("Front"), Name("Wood")));
+  EXPECT_EQ(door->transform.translation.z, 3);
+  EXPECT_EQ(door->transform.scale.z, 2);
+  EXPECT_FALSE(door->spawned);
+  EXPECT_EQ(door->level, Name("Main"));
+
+  auto* chest = scene_->FindActorAs<Chest>(G(kChestId));
+  ASSERT_NE(chest, nullptr);
+  ASSERT_EQ(chest->inventory.size(), 2u);
+  EXPECT_EQ(chest->inventory[0], (ItemStack{Name("Apple"), 3, 0.5f}));
+  EXPECT_EQ(chest->inventory[1], (ItemStack{Name("Sword"), 0, 1.0f}));
+  EXPECT_EQ(chest->saving, world::Saving::kAlways);
+  EXPECT_EQ(chest->owner_id, G(kAliceId));
+
+  auto* alice = scene_->FindActorAs<Character>(G(kAliceId));
+  auto* bob = scene_->FindActorAs<Character>(G(kBobId));
+  ASSERT_NE(alice, nullptr);
+  ASSERT_NE(bob, nullptr);
+  EXPECT_EQ(alice->name, "Alice");
+  EXPECT_EQ(alice->health, 80);
+  EXPECT_EQ(alice->friend_character, bob);
+  EXPECT_EQ(bob->target, alice);
+  EXPECT_EQ(bob->attach_parent, G(kDoorId));
+  EXPECT_EQ(bob->attach_socket, Name("Hinge"));
+  auto* inventory = dynamic_cast<InventoryComponent*>(alice->FindComponent(Name("Inventory")));
+  ASSERT_NE(inventory, nullptr);
+  EXPECT_EQ(inventory->capacity, 12);
+  EXPECT_EQ(inventory->owner, alice);
+  auto* light = dynamic_cast<LampComponent*>(alice->FindComponent(Name("Light")));
+  ASSERT_NE(light, nullptr);
+  EXPECT_TRUE(light->broken);
+  EXPECT_EQ(light->owner, alice);
+
+  auto* probe = scene_->FindActorAs<ProbeActor>(G(kProbeId));
+  ASSERT_NE(probe, nullptr);
+  EXPECT_EQ(probe->counts.at(Name("b")), 2);
+  EXPECT_EQ(probe->maybe, 5);
+  EXPECT_EQ(probe->flags.size(), 2u);
+  EXPECT_EQ(probe->where.y, 2);
+  EXPECT_EQ(probe->token, G(kDoorId));
+
+  // The sublevel is not loaded: its lamp does not exist yet.
+  EXPECT_EQ(scene_->FindActor(G(kCellarId)), nullptr);
+
+  auto* state = dynamic_cast<SampleGameState*>(scene_->game_state());
+  ASSERT_NE(state, nullptr);
+  EXPECT_EQ(state->day, 3);
+  EXPECT_EQ(state->time_of_day, 20.5f);
+  ASSERT_EQ(scene_->players().size(), 1u);
+  EXPECT_EQ(dynamic_cast<SamplePlayerState*>(scene_->players()[0].player_state)->gold, 7);
+}
+
+TEST_F(SceneTest, ListsGlobalsByRoleAndClass) {
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  std::vector<world::GlobalView> globals;
+  scene_->ListGlobals(&globals);
+  std::vector<std::string> seen;
+  for (const auto& g : globals) {
+    ASSERT_TRUE(g.object);
+    seen.push_back(g.role.str() + ":" + g.object.cls->name().str());
+  }
+  EXPECT_THAT(seen, ElementsAre("GameInstance:GameInstance", "Subsystem:QuestLog",
+                                "GameMode:SampleGameMode", "GameState:SampleGameState",
+                                "LevelScript:LevelScript"));
+  // The object is the most derived class's address.
+  EXPECT_EQ(globals[1].object.ptr, scene_->GetSubsystem<QuestLog>());
+}
+
+TEST_F(SceneTest, ListsActorsAndComponentsAsTheirMostDerivedClass) {
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  std::vector<world::ActorView> actors = Actors(Name("Main"));
+  ASSERT_EQ(actors.size(), 6u);  // five placed, the player's pawn
+  world::ActorView alice;
+  ASSERT_TRUE(scene_->FindActor(G(kAliceId), &alice));
+  EXPECT_EQ(alice.object.cls->name(), Name("Character"));
+  EXPECT_EQ(alice.object.ptr, scene_->FindActorAs<Character>(G(kAliceId)));
+  std::vector<world::ComponentView> components;
+  scene_->ListComponents(alice, &components);
+  ASSERT_EQ(components.size(), 2u);
+  EXPECT_EQ(components[0].name, Name("Inventory"));
+  EXPECT_EQ(components[0].object.cls->name(), Name("InventoryComponent"));
+  EXPECT_EQ(components[1].object.cls->name(), Name("LampComponent"));
+  world::ActorView none;
+  EXPECT_FALSE(scene_->FindActor(Guid(1, 2), &none));
+  world::ActorView probe;
+  ASSERT_TRUE(scene_->FindActor(G(kProbeId), &probe));
+  EXPECT_EQ(probe.saving, world::Saving::kNever);
+}
+
+TEST_F(SceneTest, PlayersAreListedWithTheirPawnMarked) {
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  std::vector<world::PlayerView> players;
+  scene_->ListPlayers(&players);
+  ASSERT_EQ(players.size(), 1u);
+  EXPECT_EQ(players[0].index, 0);
+  EXPECT_EQ(players[0].controller.cls->name(), Name("SamplePlayerController"));
+  EXPECT_EQ(players[0].pawn.cls->name(), Name("SamplePawn"));
+  EXPECT_EQ(players[0].player_state.cls->name(), Name("SamplePlayerState"));
+  int pawns = 0;
+  for (const world::ActorView& a : Actors(Name("Main"))) {
+    if (!a.player_pawn) continue;
+    ++pawns;
+    EXPECT_EQ(a.object.ptr, players[0].pawn.ptr);
+    EXPECT_TRUE(a.spawned);
+  }
+  EXPECT_EQ(pawns, 1);
+}
+
+TEST_F(SceneTest, MomentsComeInOrder) {
+  ASSERT_OK(OpenOneActor(R"({"class": "ProbeActor", "id": ")" + std::string(kProbeId) +
+                         R"("}, {"class": "ProbeActor", "id": ")" + kDoorId +
+                         R"(", "values": {}})"));
+  EXPECT_THAT(log_, ElementsAre("ActorsInitialized", "BeginPlay ", "BeginPlay ", "WorldBeginPlay"));
+  EXPECT_TRUE(scene_->HasBegunPlay());
+}
+
+TEST_F(SceneTest, OpenMapTearsDownAndKeepsTheGameInstance) {
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  GameInstance* instance = scene_->game_instance();
+  QuestLog* quests = scene_->GetSubsystem<QuestLog>();
+  quests->quests.push_back(std::make_unique<Quest>());
+  scene_->FindActorAs<ProbeActor>(G(kProbeId))->label = "old";
+  log_.clear();
+  ASSERT_OK(OpenOneActor(R"({"class": "ProbeActor", "id": ")" + std::string(kBobId) + R"("})"));
+  EXPECT_THAT(log_,
+              ElementsAre("EndPlay old", "ActorsInitialized", "BeginPlay ", "WorldBeginPlay"));
+  EXPECT_EQ(scene_->game_instance(), instance);
+  EXPECT_EQ(scene_->GetSubsystem<QuestLog>(), quests);
+  EXPECT_EQ(quests->quests.size(), 1u);
+  EXPECT_EQ(scene_->FindActor(G(kDoorId)), nullptr);
+  EXPECT_EQ(scene_->game_mode(), nullptr);  // the new map names none
+  EXPECT_EQ(scene_->ActorCount(), 1u);
+  EXPECT_EQ(scene_->CurrentMap(), "maps/one.json");
+
+  // Start begins a new game: a new game instance.
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  EXPECT_TRUE(scene_->GetSubsystem<QuestLog>()->quests.empty());
+}
+
+TEST_F(SceneTest, MapErrorsAreClearAndKeepTheWorld) {
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  EXPECT_THAT(scene_->OpenMap("maps/none.json"), StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(OpenOneActor(R"({"class": "Dragon", "id": ")" + std::string(kBobId) + R"("})"),
+              StatusIs(StatusCode::kInvalidInput, HasSubstr("unknown class \"Dragon\"")));
+  EXPECT_THAT(OpenOneActor(R"({"class": "LampComponent", "id": ")" + std::string(kBobId) + R"("})"),
+              StatusIs(StatusCode::kInvalidInput, HasSubstr("is not a Actor")));
+  EXPECT_THAT(OpenOneActor(R"({"class": "Door", "id": "not-a-guid"})"),
+              StatusIs(StatusCode::kInvalidInput, HasSubstr("not-a-guid")));
+  EXPECT_THAT(OpenOneActor(R"({"class": "Door", "id": ")" + std::string(kBobId) +
+                           R"("}, {"class": "Door", "id": ")" + kBobId + R"("})"),
+              StatusIs(StatusCode::kInvalidInput, HasSubstr("used twice")));
+  EXPECT_THAT(OpenOneActor(R"({"class": "Door", "id": ")" + std::string(kBobId) +
+                           R"(", "values": {"Colour": 1}})"),
+              StatusIs(StatusCode::kInvalidInput,
+                       AllOf(HasSubstr(kBobId), HasSubstr("Door has no field \"Colour\""))));
+  EXPECT_THAT(OpenOneActor(R"({"class": "Door", "id": ")" + std::string(kBobId) +
+                           R"(", "values": {"Open": "yes"}})"),
+              StatusIs(StatusCode::kInvalidInput,
+                       AllOf(HasSubstr(kBobId), HasSubstr("field Open"), HasSubstr("boolean"))));
+  EXPECT_THAT(OpenOneActor(R"({"class": "Door", "id": ")" + std::string(kBobId) +
+                           R"(", "values": {"State": "Ajar"}})"),
+              StatusIs(StatusCode::kInvalidInput, HasSubstr("Ajar")));
+  EXPECT_THAT(OpenOneActor(R"({"class": "Door", "id": ")" + std::string(kBobId) +
+                           R"(", "values": {"LockCode": 1.5}})"),
+              StatusIs(StatusCode::kInvalidInput, HasSubstr("integer")));
+  EXPECT_THAT(OpenOneActor(R"({"class": "Chest", "id": ")" + std::string(kBobId) +
+                           R"(", "values": {"Inventory": [{"Count": "3"}]}})"),
+              StatusIs(StatusCode::kInvalidInput, HasSubstr("Inventory[0] field Count")));
+  EXPECT_THAT(OpenOneActor(R"({"class": "Character", "id": ")" + std::string(kBobId) +
+                           R"(", "values": {"Friend": ")" + kDoorId + R"("}})"),
+              StatusIs(StatusCode::kInvalidInput, HasSubstr("is loaded")));
+  EXPECT_THAT(OpenOneActor(R"({"class": "Door", "id": ")" + std::string(kBobId) +
+                           R"(", "owner": ")" + kDoorId + R"("})"),
+              StatusIs(StatusCode::kInvalidInput, HasSubstr("not an actor of the map")));
+  // A level loaded later is checked when its map opens.
+  scene_->AddMap("maps/later.json",
+                 R"({"levels": ["Main", {"name": "Later", "loaded": false}], "actors": [)"
+                 R"({"class": "Door", "level": "Later", "id": ")" +
+                     std::string(kBobId) + R"(", "values": {"Open": 3}}]})");
+  EXPECT_THAT(scene_->OpenMap("maps/later.json"),
+              StatusIs(StatusCode::kInvalidInput, HasSubstr("field Open")));
+  scene_->AddMap("maps/bad.json", "{ not json");
+  EXPECT_THAT(scene_->OpenMap("maps/bad.json"),
+              StatusIs(StatusCode::kInvalidInput, HasSubstr("not valid JSON")));
+  // Every failure left the first map running.
+  EXPECT_EQ(scene_->CurrentMap(), "maps/small.json");
+  EXPECT_NE(scene_->FindActor(G(kDoorId)), nullptr);
+}
+
+TEST_F(SceneTest, SpawnActorBeginsPlayAtOnce) {
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  log_.clear();
+  ASSERT_OK_AND_ASSIGN(ProbeActor * probe, scene_->SpawnActor<ProbeActor>());
+  EXPECT_THAT(log_, ElementsAre("BeginPlay "));
+  EXPECT_TRUE(probe->spawned);
+  EXPECT_TRUE(probe->begun_play);
+  EXPECT_FALSE(probe->id.is_none());
+  EXPECT_EQ(probe->level, Name("Main"));
+  EXPECT_THAT(scene_->SpawnActor(Name("Quest"), Name(), {}), StatusIs(StatusCode::kInvalidInput));
+  EXPECT_THAT(scene_->SpawnActor(Name("Door"), Name("Cellar"), {}),
+              StatusIs(StatusCode::kInvalidInput, HasSubstr("not loaded")));
+}
+
+TEST_F(SceneTest, DeferredSpawnBeginsPlayAtFinish) {
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  log_.clear();
+  const Guid id = Guid::Random();
+  reflect::Transformd t;
+  t.translation.x = 5;
+  ASSERT_OK_AND_ASSIGN(world::ActorView view,
+                       scene_->BeginSpawn(Name(), *registry_.FindClass<ProbeActor>(), id, t));
+  EXPECT_EQ(view.id, id);
+  EXPECT_TRUE(view.spawned);
+  EXPECT_EQ(view.transform.translation.x, 5);
+  EXPECT_EQ(view.object.cls->name(), Name("ProbeActor"));
+  // A component made before the spawn finishes is part of the spawn: no event.
+  ASSERT_OK(scene_->AddComponent(id, Name("Extra"), Name("LampComponent")).status());
+  EXPECT_TRUE(log_.empty());
+  scene_->FinishSpawn(id);
+  EXPECT_THAT(log_, ElementsAre("BeginPlay "));
+  EXPECT_THAT(scene_->BeginSpawn(Name(), *registry_.FindClass<Door>(), id, {}),
+              StatusIs(StatusCode::kInvalidInput, HasSubstr("AlreadyExists")));
+  EXPECT_THAT(scene_->BeginSpawn(Name(), *registry_.FindClass<QuestLog>(), Guid::Random(), {}),
+              StatusIs(StatusCode::kInvalidInput));
+}
+
+// A listener that respawns and destroys actors when the map's actors are initialized, as a load
+// does: those actors run no begin play until the world's.
+class LoadingEvents : public RecordingEvents {
+ public:
+  void OnActorsInitialized() override {
+    RecordingEvents::OnActorsInitialized();
+    scene->DestroyActor(G(kProbeId));
+    Result<world::ActorView> v =
+        scene->BeginSpawn(Name(), *scene->registry().FindClass<ProbeActor>(), G(kCellarId), {});
+    ASSERT_TRUE(v.ok());
+    static_cast<ProbeActor*>(v->object.ptr)->label = "respawned";
+    scene->FinishSpawn(G(kCellarId));
+  }
+  Scene* scene = nullptr;
+};
+
+TEST_F(SceneTest, ActorsChangedBeforeBeginPlayRunNoEarlyPlay) {
+  LoadingEvents loading;
+  loading.scene = scene_.get();
+  scene_->SetEvents(&loading);
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  // The destroyed probe ran no begin or end play; the respawned one began with the world.
+  EXPECT_THAT(log_, ElementsAre("ActorsInitialized", "BeginPlay respawned", "WorldBeginPlay"));
+}
+
+TEST_F(SceneTest, DestroyActorEndsPlayAndLetsGo) {
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  scene_->FindActorAs<ProbeActor>(G(kProbeId))->label = "p";
+  log_.clear();
+  scene_->DestroyActor(G(kProbeId));
+  EXPECT_THAT(log_, ElementsAre("EndPlay p"));
+  EXPECT_EQ(scene_->FindActor(G(kProbeId)), nullptr);
+  scene_->DestroyActor(G(kProbeId));  // a no-op
+  // References, attachments and owners pointing at a destroyed actor are cleared.
+  auto* bob = scene_->FindActorAs<Character>(G(kBobId));
+  scene_->DestroyActor(G(kAliceId));
+  EXPECT_EQ(bob->target, nullptr);
+  EXPECT_TRUE(scene_->FindActor(G(kChestId))->owner_id.is_none());
+  scene_->DestroyActor(G(kDoorId));
+  EXPECT_TRUE(bob->attach_parent.is_none());
+  // A player's pawn destroyed leaves the player without one.
+  scene_->DestroyActor(scene_->players()[0].pawn->id);
+  EXPECT_EQ(scene_->players()[0].pawn, nullptr);
+}
+
+TEST_F(SceneTest, AttachAndOwner) {
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  ASSERT_OK(scene_->Attach(G(kChestId), G(kAliceId), Name("Back")));
+  world::ActorView v;
+  ASSERT_TRUE(scene_->FindActor(G(kChestId), &v));
+  EXPECT_EQ(v.attach_parent, G(kAliceId));
+  EXPECT_EQ(v.attach_socket, Name("Back"));
+  EXPECT_EQ(v.owner, G(kAliceId));
+  // Bob is attached to the door; the door to Bob would be a cycle.
+  EXPECT_THAT(scene_->Attach(G(kDoorId), G(kBobId)), StatusIs(StatusCode::kInvalidInput));
+  EXPECT_THAT(scene_->Attach(G(kDoorId), G(kDoorId)), StatusIs(StatusCode::kInvalidInput));
+  EXPECT_THAT(scene_->Attach(Guid(1, 1), G(kDoorId)), StatusIs(StatusCode::kNotFound));
+  ASSERT_OK(scene_->Attach(G(kChestId), Guid()));
+  EXPECT_TRUE(scene_->FindActor(G(kChestId))->attach_parent.is_none());
+  ASSERT_OK(scene_->SetOwner(G(kDoorId), G(kBobId)));
+  EXPECT_EQ(scene_->FindActor(G(kDoorId))->owner_id, G(kBobId));
+  EXPECT_THAT(scene_->SetOwner(G(kDoorId), Guid(1, 1)), StatusIs(StatusCode::kNotFound));
+
+  world::Placement p;
+  p.transform.translation.y = 9;
+  p.owner = G(kAliceId);
+  p.attach_parent = G(kBobId);
+  p.attach_socket = Name("Hand");
+  scene_->Place(G(kDoorId), p);
+  ASSERT_TRUE(scene_->FindActor(G(kDoorId), &v));
+  EXPECT_EQ(v.transform.translation.y, 9);
+  EXPECT_EQ(v.owner, G(kAliceId));
+  EXPECT_EQ(v.attach_parent, G(kBobId));
+  EXPECT_EQ(v.attach_socket, Name("Hand"));
+}
+
+TEST_F(SceneTest, ComponentsMadeInPlayAreReported) {
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  log_.clear();
+  ASSERT_OK_AND_ASSIGN(Component * c, scene_->AddComponent(G(kAliceId), Name("Backpack"),
+                                                           Name("InventoryComponent")));
+  EXPECT_EQ(c->owner, scene_->FindActor(G(kAliceId)));
+  EXPECT_THAT(log_, ElementsAre("ComponentCreated " + std::string(kAliceId) +
+                                " Backpack InventoryComponent"));
+  EXPECT_THAT(scene_->AddComponent(G(kAliceId), Name("Backpack"), Name("InventoryComponent")),
+              StatusIs(StatusCode::kInvalidInput));
+  EXPECT_THAT(scene_->AddComponent(G(kAliceId), Name("X"), Name("Door")),
+              StatusIs(StatusCode::kInvalidInput));
+  EXPECT_THAT(scene_->AddComponent(Guid(1, 1), Name("X"), Name("LampComponent")),
+              StatusIs(StatusCode::kNotFound));
+}
+
+TEST_F(SceneTest, SublevelsAddAndRemove) {
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  log_.clear();
+  ASSERT_OK(scene_->AddLevel(Name("Cellar")));
+  EXPECT_THAT(log_, ElementsAre("LevelAdded Cellar"));
+  EXPECT_THAT(scene_->Levels(), ElementsAre(Name("Main"), Name("Cellar")));
+  auto* lamp = scene_->FindActorAs<Lamp>(G(kCellarId));
+  ASSERT_NE(lamp, nullptr);
+  EXPECT_TRUE(lamp->on);
+  EXPECT_TRUE(lamp->begun_play);
+  EXPECT_EQ(lamp->color, (reflect::Color{1, 0, 0, 1}));
+  EXPECT_EQ(Actors(Name("Cellar")).size(), 1u);
+  EXPECT_THAT(scene_->AddLevel(Name("Cellar")), StatusIs(StatusCode::kInvalidInput));
+  EXPECT_THAT(scene_->AddLevel(Name("Attic")), StatusIs(StatusCode::kNotFound));
+  ASSERT_OK(scene_->SpawnActor(Name("Crate"), Name("Cellar"), {}).status());
+  EXPECT_EQ(Actors(Name("Cellar")).size(), 2u);
+
+  log_.clear();
+  ASSERT_OK(scene_->RemoveLevel(Name("Cellar")));
+  EXPECT_THAT(log_, ElementsAre("LevelRemoved Cellar"));
+  EXPECT_TRUE(Actors(Name("Cellar")).empty());
+  EXPECT_EQ(scene_->FindActor(G(kCellarId)), nullptr);
+  EXPECT_THAT(scene_->RemoveLevel(Name("Cellar")), StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(scene_->RemoveLevel(Name("Main")), StatusIs(StatusCode::kInvalidInput));
+}
+
+TEST_F(SceneTest, AddLevelThatFailsLeavesNothing) {
+  scene_->AddMap("maps/levels.json",
+                 R"({"levels": ["Main", {"name": "A", "loaded": false},
+                                {"name": "B", "loaded": false}], "actors": [
+                     {"class": "Character", "level": "A", "id": ")" +
+                     std::string(kAliceId) + R"("},
+                     {"class": "Crate", "level": "B", "id": ")" +
+                     kDoorId + R"("},
+                     {"class": "Character", "level": "B", "id": ")" +
+                     kBobId + R"(", "values": {"Friend": ")" + kAliceId + R"("}}]})");
+  ASSERT_OK(scene_->Start("maps/levels.json"));
+  log_.clear();
+  // Bob's friend is in level A, not loaded: B does not load, and none of its actors stays.
+  EXPECT_THAT(scene_->AddLevel(Name("B")),
+              StatusIs(StatusCode::kInvalidInput, HasSubstr("field Friend")));
+  EXPECT_EQ(scene_->ActorCount(), 0u);
+  EXPECT_THAT(scene_->Levels(), ElementsAre(Name("Main")));
+  EXPECT_TRUE(log_.empty());
+  ASSERT_OK(scene_->AddLevel(Name("A")));
+  ASSERT_OK(scene_->AddLevel(Name("B")));
+  EXPECT_EQ(scene_->FindActorAs<Character>(G(kBobId))->friend_character,
+            scene_->FindActorAs<Character>(G(kAliceId)));
+  // Removing A clears Bob's reference to Alice.
+  ASSERT_OK(scene_->RemoveLevel(Name("A")));
+  EXPECT_EQ(scene_->FindActorAs<Character>(G(kBobId))->friend_character, nullptr);
+}
+
+// --- The sample game --------------------------------------------------------------------------
+
+TEST_F(SceneTest, ShippedSampleMapIsTheBuilderOutput) {
+  const std::string built = BuildSampleMap(kSampleMapActors, kSampleMapSeed);
+  if (std::getenv("ROLLY_UPDATE_SAMPLE_MAP") != nullptr) {
+    std::ofstream(kSampleMapPath, std::ios::binary) << built;
+  }
+  std::ifstream in(kSampleMapPath, std::ios::binary);
+  ASSERT_TRUE(in) << "run from the source root; regenerate with ROLLY_UPDATE_SAMPLE_MAP=1";
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), built) << "regenerate with ROLLY_UPDATE_SAMPLE_MAP=1";
+  EXPECT_LT(text.str().size(), 100u * 1024u);
+}
+
+TEST_F(SceneTest, SampleMapLoadsWithEveryClass) {
+  ASSERT_OK(scene_->Start(kSampleMapPath));
+  std::set<std::string> classes;
+  scene_->ForEachActor([&](Actor& a) {
+    classes.insert(registry_.DynamicClass(*registry_.FindClass<Actor>(), &a).cls->name().str());
+  });
+  EXPECT_EQ(classes,
+            (std::set<std::string>{"Chest", "Character", "Crate", "Door", "Lamp", "SamplePawn"}));
+  ASSERT_OK(scene_->AddLevel(Name("Cellar")));
+  EXPECT_FALSE(Actors(Name("Cellar")).empty());
+}
+
+TEST_F(SceneTest, SampleMapBuilderIsDeterministic) {
+  EXPECT_EQ(BuildSampleMap(200, 5), BuildSampleMap(200, 5));
+  EXPECT_NE(BuildSampleMap(200, 5), BuildSampleMap(200, 6));
+  scene_->AddMap("maps/big.json", BuildSampleMap(10000, 5));
+  ASSERT_OK(scene_->Start("maps/big.json"));
+  std::size_t persistent = Actors(Name("Persistent")).size();
+  ASSERT_OK(scene_->AddLevel(Name("Cellar")));
+  EXPECT_EQ(persistent + Actors(Name("Cellar")).size(), 10001u);  // and the player's pawn
+}
+
+TEST_F(SceneTest, PlaySampleChangesEveryClass) {
+  scene_->AddMap("maps/play.json", BuildSampleMap(300, 9));
+  ASSERT_OK(scene_->Start("maps/play.json"));
+  // What each class holds before play.
+  auto snapshot = [&]() {
+    std::map<std::string, std::string> s;
+    scene_->ForEachActor([&](Actor& a) {
+      std::ostringstream o;
+      if (auto* d = dynamic_cast<Door*>(&a)) o << d->open << int(d->state) << d->lock_code;
+      if (auto* c = dynamic_cast<Chest*>(&a))
+        for (auto& i : c->inventory) o << i.item.str() << i.count;
+      if (auto* l = dynamic_cast<Lamp*>(&a)) {
+        o << l->on << l->color.r << l->intensity
+          << static_cast<LampComponent*>(l->FindComponent(Name("Bulb")))->flicker;
+      }
+      if (auto* ch = dynamic_cast<Character*>(&a))
+        o << ch->health << ch->friend_character << ch->target << ch->components.size();
+      if (auto* cr = dynamic_cast<Crate*>(&a)) o << cr->hits;
+      if (auto* p = dynamic_cast<Pickup*>(&a)) o << p->value << p->attach_parent.ToString();
+      if (auto* p = dynamic_cast<SamplePawn*>(&a)) o << p->stamina;
+      s[registry_.DynamicClass(*registry_.FindClass<Actor>(), &a).cls->name().str() + " " +
+        a.id.ToString()] = o.str();
+    });
+    return s;
+  };
+  const auto before = snapshot();
+  auto* state = dynamic_cast<SampleGameState*>(scene_->game_state());
+  const float time_before = state->time_of_day;
+  log_.clear();
+  ASSERT_OK(PlaySample(*scene_, 200, 42));
+  const auto after = snapshot();
+
+  std::set<std::string> changed;
+  std::size_t crates_before = 0, crates_after = 0, pickups = 0;
+  for (const auto& [key, value] : before) {
+    const std::string cls = key.substr(0, key.find(' '));
+    if (cls == "Crate") ++crates_before;
+    auto it = after.find(key);
+    if (it == after.end() || it->second != value) changed.insert(cls);
+  }
+  for (const auto& [key, value] : after) {
+    const std::string cls = key.substr(0, key.find(' '));
+    if (cls == "Crate") ++crates_after;
+    if (cls == "Pickup") ++pickups;
+  }
+  EXPECT_EQ(changed,
+            (std::set<std::string>{"Chest", "Character", "Crate", "Door", "Lamp", "SamplePawn"}));
+  EXPECT_LT(crates_after, crates_before);
+  EXPECT_GT(pickups, 0u);
+  scene_->ForEachActor([&](Actor& a) {
+    if (auto* p = dynamic_cast<Pickup*>(&a)) {
+      EXPECT_TRUE(p->spawned);
+      EXPECT_NE(scene_->FindActorAs<Character>(p->attach_parent), nullptr);
+      EXPECT_EQ(p->owner_id, p->attach_parent);
+    }
+  });
+  const QuestLog* quests = scene_->GetSubsystem<QuestLog>();
+  ASSERT_FALSE(quests->quests.empty());
+  EXPECT_NE(quests->quests[0]->reward, nullptr);
+  EXPECT_NE(state->time_of_day, time_before);
+  auto* player_state = dynamic_cast<SamplePlayerState*>(scene_->players()[0].player_state);
+  EXPECT_GT(player_state->score, 0);
+  bool backpack_reported = false;
+  for (const std::string& line : log_)
+    backpack_reported =
+        backpack_reported || line.find("Backpack InventoryComponent") != std::string::npos;
+  EXPECT_TRUE(backpack_reported);
+
+  // The same seed on the same map changes the same things (spawned IDs aside).
+  Scene other(registry_);
+  other.AddMap("maps/play.json", BuildSampleMap(300, 9));
+  ASSERT_OK(other.Start("maps/play.json"));
+  ASSERT_OK(PlaySample(other, 200, 42));
+  std::vector<std::string> mine, theirs;
+  scene_->ForEachActor([&](Actor& a) {
+    if (auto* c = dynamic_cast<Character*>(&a)) mine.push_back(std::to_string(c->health));
+  });
+  other.ForEachActor([&](Actor& a) {
+    if (auto* c = dynamic_cast<Character*>(&a)) theirs.push_back(std::to_string(c->health));
+  });
+  EXPECT_EQ(mine, theirs);
+}
+
+TEST_F(SceneTest, PlaySampleNeedsASampleWorld) {
+  EXPECT_THAT(PlaySample(*scene_, 10, 1), StatusIs(StatusCode::kInvalidInput));
+}
+
+}  // namespace
+}  // namespace rolly::scene
