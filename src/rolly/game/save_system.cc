@@ -1,0 +1,291 @@
+#include "rolly/game/save_system.h"
+
+#include <utility>
+#include <vector>
+
+#include "rolly/core/utf8.h"
+
+namespace rolly::game {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr std::size_t kMaxSlotName = 1024;
+constexpr std::string_view kReservedPrefix = "rolly.";
+
+bool IsWorldChunk(const format::Chunk& c) {
+  std::string_view id = c.id().view();
+  return id == "GLOB" || id == "WRLD" || id == "PLYR";
+}
+
+std::int64_t NowMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+std::string_view LoadStageName(LoadStage stage) {
+  switch (stage) {
+    case LoadStage::kReading:
+      return "Reading";
+    case LoadStage::kLoadingAssets:
+      return "Loading Assets";
+    case LoadStage::kOpeningMap:
+      return "Opening Map";
+    case LoadStage::kSettingValues:
+      return "Setting Values";
+  }
+  return "?";
+}
+
+struct SaveSystem::LoadState {
+  std::string slot;
+  LoadOptions options;
+  LoadCallback done;
+  LoadStage stage = LoadStage::kReading;
+  bool cancelled = false;
+  Clock::time_point started;
+};
+
+SaveSystem::SaveSystem(store::Store& store, world::Host& host,
+                       const reflect::TypeRegistry& registry, Mailbox& mailbox,
+                       WorkerPool& workers)
+    : store_(store), host_(host), registry_(registry), mailbox_(mailbox), workers_(workers),
+      world_(std::make_unique<world::World>(host, registry)),
+      game_thread_(std::this_thread::get_id()), worker_jobs_(std::make_shared<int>(0)) {}
+
+SaveSystem::~SaveSystem() {
+  // Results still on their way find the system gone: they check this token.
+  worker_jobs_.reset();
+  workers_.WaitUntilIdle();
+}
+
+Status SaveSystem::Gate(std::string_view slot, bool is_save) const {
+  if (std::this_thread::get_id() != game_thread_) {
+    return InvalidInputError("called off the game thread");
+  }
+  if (!host_.HasWorld()) return InvalidInputError("there is no game world");
+  if (!host_.IsAuthority()) return NotAuthorityError("a client does not save or load");
+  if (slot.empty() || slot.size() > kMaxSlotName || !IsValidUtf8(slot) ||
+      slot.find('\0') != std::string_view::npos) {
+    return InvalidInputError("a slot name is 1 to 1,024 bytes of UTF-8 without NUL");
+  }
+  if (slot.substr(0, kReservedPrefix.size()) == kReservedPrefix) {
+    return InvalidInputError("slot names starting \"rolly.\" are kept for the library");
+  }
+  if (world_->applying() ||
+      (load_ != nullptr && load_->stage >= LoadStage::kOpeningMap)) {
+    return BusyError("a load is setting values");
+  }
+  if (!is_save && load_ != nullptr) return BusyError("a load is running");
+  return OkStatus();
+}
+
+void SaveSystem::Fail(std::function<void()> step) { mailbox_.Post(std::move(step)); }
+
+void SaveSystem::Save(std::string_view slot, const SaveOptions& options, SaveCallback done) {
+  Status gate = Gate(slot, true);
+  std::string name(slot);
+  if (!gate.ok()) {
+    Fail([this, done = std::move(done), gate, name, alive = std::weak_ptr<int>(worker_jobs_)] {
+      if (alive.expired()) return;
+      if (done) done(gate);
+      if (events_) events_->OnSaveFinished(name, gate);
+    });
+    return;
+  }
+  const Clock::time_point started = Clock::now();
+  std::unique_ptr<world::WorldCapture> capture = world_->BeginCapture();
+  Status captured = capture->Run();
+  Result<std::vector<world::WorldChunk>> chunks =
+      captured.ok() ? capture->Finish() : Result<std::vector<world::WorldChunk>>(captured);
+  SaveOutcome outcome;
+  outcome.records = capture->captured();
+  outcome.capture_time = Clock::now() - started;
+  if (!chunks.ok()) {
+    capture->Forget();
+    Status s = chunks.status();
+    Fail([this, done = std::move(done), s, name, alive = std::weak_ptr<int>(worker_jobs_)] {
+      if (alive.expired()) return;
+      if (done) done(s);
+      if (events_) events_->OnSaveFinished(name, s);
+    });
+    return;
+  }
+  format::File file;
+  file.header.title = options.title;
+  file.header.kind = static_cast<std::uint32_t>(options.kind);
+  file.header.save_time_us = NowMicros();
+  // The world chunks, kept for the held save once the write succeeded.
+  auto saved = std::make_shared<std::vector<world::WorldChunk>>();
+  for (world::WorldChunk& c : *chunks) {
+    auto id = format::ChunkId::FromBytes(reinterpret_cast<const std::uint8_t*>(c.id.data()));
+    file.chunks.emplace_back(*id, c.key, c.payload);
+    saved->push_back(std::move(c));
+  }
+  ++saves_running_;
+  std::shared_ptr<world::WorldCapture> held_capture(std::move(capture));
+  store_.Save(name, std::move(file),
+              [this, done = std::move(done), name, outcome, started, held_capture, saved,
+               alive = std::weak_ptr<int>(worker_jobs_)](Result<store::SaveInfo> info) mutable {
+                if (alive.expired()) return;
+                --saves_running_;
+                if (!info.ok()) {
+                  held_capture->Forget();
+                  if (done) done(info.status());
+                  if (events_) events_->OnSaveFinished(name, info.status());
+                  return;
+                }
+                held_capture->RunSavedHooks();
+                // The world holds what this save wrote, so the next one keeps the same records.
+                // Decoding it again runs on a worker.
+                ++*worker_jobs_;
+                workers_.Post([this, saved, alive]() {
+                  auto game = world::LoadedGame::Check(std::move(*saved), registry_);
+                  mailbox_.Post([this, game = std::move(game), alive]() mutable {
+                    auto token = alive.lock();
+                    if (!token) return;
+                    --*token;
+                    if (game.ok() && load_ == nullptr) world_->SetHeld(std::move(*game));
+                  });
+                });
+                outcome.info = std::move(*info);
+                outcome.total_time = Clock::now() - started;
+                if (done) done(std::move(outcome));
+                if (events_) events_->OnSaveFinished(name, OkStatus());
+              });
+}
+
+void SaveSystem::Progress(LoadStage stage) {
+  if (load_ == nullptr) return;
+  load_->stage = stage;
+  if (events_) events_->OnLoadProgress(load_->slot, stage);
+}
+
+void SaveSystem::FinishLoad(Result<LoadOutcome> result) {
+  std::unique_ptr<LoadState> load = std::move(load_);
+  if (load == nullptr) return;
+  if (result.ok()) {
+    if (load->done) load->done(std::move(result));
+    if (events_) events_->OnLoadFinished(load->slot, OkStatus());
+    return;
+  }
+  Status s = result.status();
+  if (load->done) load->done(s);
+  if (s.code() == StatusCode::kCancelled) {
+    if (events_) events_->OnLoadCancelled(load->slot);
+  } else if (events_) {
+    events_->OnLoadFinished(load->slot, s);
+  }
+}
+
+void SaveSystem::Load(std::string_view slot, const LoadOptions& options, LoadCallback done) {
+  Status gate = Gate(slot, false);
+  std::string name(slot);
+  if (!gate.ok()) {
+    Fail([this, done = std::move(done), gate, name, alive = std::weak_ptr<int>(worker_jobs_)] {
+      if (alive.expired()) return;
+      if (done) done(gate);
+      if (events_) events_->OnLoadFinished(name, gate);
+    });
+    return;
+  }
+  load_ = std::make_unique<LoadState>();
+  load_->slot = name;
+  load_->options = options;
+  load_->done = std::move(done);
+  load_->started = Clock::now();
+  if (events_) events_->OnLoadStarted(name);
+  Progress(LoadStage::kReading);
+  LoadState* state = load_.get();
+  store_.Load(name, [this, state, alive = std::weak_ptr<int>(worker_jobs_)](
+                        Result<store::LoadResult> read) mutable {
+    if (alive.expired() || load_.get() != state) return;
+    if (state->cancelled) return FinishLoad(CancelledError("the load was cancelled"));
+    if (!read.ok()) return FinishLoad(read.status());
+    // Checking every record runs on a worker; nothing changes until it passed.
+    auto file = std::make_shared<store::LoadResult>(std::move(*read));
+    ++*worker_jobs_;
+    workers_.Post([this, state, file, alive]() {
+      std::vector<world::WorldChunk> chunks;
+      for (format::Chunk& c : file->file.chunks) {
+        if (!IsWorldChunk(c) || !c.is_decoded()) continue;
+        world::WorldChunk w;
+        std::copy_n(c.id().view().data(), 4, w.id.begin());
+        w.key = c.key();
+        w.payload = c.TakeData();
+        chunks.push_back(std::move(w));
+      }
+      auto game = world::LoadedGame::Check(std::move(chunks), registry_);
+      mailbox_.Post([this, state, file, game = std::move(game), alive]() mutable {
+        auto token = alive.lock();
+        if (!token) return;
+        --*token;
+        if (load_.get() != state) return;
+        if (state->cancelled) return FinishLoad(CancelledError("the load was cancelled"));
+        if (!game.ok()) return FinishLoad(game.status());
+        LoadOutcome outcome;
+        outcome.copy = file->copy;
+        outcome.recovered = file->recovered;
+        outcome.map = (*game)->map();
+        outcome.read_time = Clock::now() - state->started;
+        Progress(LoadStage::kLoadingAssets);
+        const bool open = state->options.map == MapChoice::kOpenSavedMap && !outcome.map.empty();
+        if (!open) {
+          Progress(LoadStage::kSettingValues);
+          const Clock::time_point applying = Clock::now();
+          Status s = world_->Apply(std::move(*game), &outcome.report);
+          outcome.apply_time = Clock::now() - applying;
+          if (!s.ok()) return FinishLoad(s);
+          return FinishLoad(std::move(outcome));
+        }
+        Progress(LoadStage::kOpeningMap);
+        auto result = std::make_shared<std::optional<Result<LoadOutcome>>>();
+        auto applying = std::make_shared<Clock::time_point>();
+        world_->ApplyAtActorsInitialized(
+            std::move(*game),
+            [this, applying] {
+              *applying = Clock::now();
+              Progress(LoadStage::kSettingValues);
+            },
+            [outcome, result, applying](Status s, world::ApplyReport report) mutable {
+              outcome.report = std::move(report);
+              outcome.apply_time = Clock::now() - *applying;
+              if (s.ok()) {
+                *result = Result<LoadOutcome>(std::move(outcome));
+              } else {
+                *result = Result<LoadOutcome>(s);
+              }
+            });
+        Status opened = host_.OpenMap(outcome.map);
+        world_->CancelPendingApply();
+        if (!opened.ok()) return FinishLoad(opened);
+        if (!result->has_value()) {
+          return FinishLoad(NotFoundError("the map " + outcome.map +
+                                          " opened without reporting its actors initialized"));
+        }
+        FinishLoad(std::move(**result));
+      });
+    });
+  });
+}
+
+Status SaveSystem::CancelLoad() {
+  if (load_ == nullptr) return InvalidInputError("no load is running");
+  if (load_->stage >= LoadStage::kOpeningMap) return BusyError("the load's map is opening");
+  if (load_->cancelled) return OkStatus();
+  load_->cancelled = true;
+  return OkStatus();
+}
+
+void SaveSystem::Tick() { mailbox_.Drain(); }
+
+Status SaveSystem::Flush(Mailbox::Clock::time_point deadline) {
+  bool ended = mailbox_.DrainUntil(
+      [this] { return saves_running_ == 0 && load_ == nullptr && *worker_jobs_ == 0; }, deadline);
+  return ended ? OkStatus() : BlockedError("saves or loads were still running at the deadline");
+}
+
+}  // namespace rolly::game

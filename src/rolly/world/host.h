@@ -1,0 +1,164 @@
+// The host interface: how Rolly Save sees a game's world without knowing its engine.
+//
+// An engine adapter (or the reference scene, src/rolly/scene/) implements Host; the world layer
+// reads the world through it when it captures and changes the world through it when it applies.
+// The host tells the world layer of the engine's moments through HostEvents, in the order an
+// engine has them (docs/host.md walks through connecting an engine).
+//
+// Objects. Every object the library saves is an instance of a class registered in the game's
+// TypeRegistry, handed over as an Object: its most derived registered class and its address as
+// that class (TypeRegistry::DynamicClass gives both from a base pointer).
+//
+// Identity (never names, which are only hints for messages):
+//   - placed actors: the stable ID their map gives them; restored in place;
+//   - spawned actors: the ID given at spawn (the host keeps it for the actor's life); spawned again
+//     on load with that ID;
+//   - components: their name under their actor;
+//   - globals: their role and class, or the name they were registered under (World::Register).
+//
+// Thread rules: every call is made on the game thread, and a Host is used by one World at a time.
+// Views returned stay valid until the host's world next changes (a spawn, a destroy, a map change);
+// the world layer never keeps them across frames.
+
+#ifndef ROLLY_WORLD_HOST_H_
+#define ROLLY_WORLD_HOST_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rolly/core/guid.h"
+#include "rolly/core/name.h"
+#include "rolly/core/status.h"
+#include "rolly/reflect/type_registry.h"
+#include "rolly/reflect/value_types.h"
+
+namespace rolly::world {
+
+// A live object: its most derived registered class, and its address as that class.
+struct Object {
+  const reflect::ClassInfo* cls = nullptr;
+  void* ptr = nullptr;
+  explicit operator bool() const { return ptr != nullptr; }
+};
+
+// Whether an actor saves: with kWithSavedState when it or a component holds a saved field (a
+// class whose plan is not empty, a save-extra hook); always; or never (nor its components).
+enum class Saving { kWithSavedState, kAlways, kNever };
+
+// What the host says of an actor.
+struct ActorView {
+  Guid id;
+  Object object;
+  // The level it belongs to (the persistent level's name for most actors).
+  Name level;
+  // Spawned in play (not placed by the map).
+  bool spawned = false;
+  Saving saving = Saving::kWithSavedState;
+  // A local player's own pawn: saved with its player, never as an actor.
+  bool player_pawn = false;
+  reflect::Transformd transform;
+  // The actor that owns it (none when none).
+  Guid owner;
+  // The actor it is attached to (none when none) and the socket it is attached at.
+  Guid attach_parent;
+  Name attach_socket;
+};
+
+struct ComponentView {
+  // Unique under its actor.
+  Name name;
+  Object object;
+};
+
+// A global: the game instance, its subsystems, the game mode and state, world subsystems, the
+// map's script object. `role` says which ("GameInstance", "Subsystem", "GameMode", "GameState",
+// "WorldSubsystem", "LevelScript"); with the class it names the global across runs.
+struct GlobalView {
+  Name role;
+  Object object;
+};
+
+// A local player: its controller, its own pawn (may be empty) and its player state.
+struct PlayerView {
+  int index = 0;
+  Object controller;
+  Object pawn;
+  Object player_state;
+};
+
+// Where an actor is put when a load sets it: transform, owner and attachment.
+struct Placement {
+  reflect::Transformd transform;
+  Guid owner;
+  Guid attach_parent;
+  Name attach_socket;
+};
+
+class HostEvents;
+
+class Host {
+ public:
+  virtual ~Host() = default;
+
+  // The world layer's listener for the moments below; null stops them. Set by World.
+  virtual void SetEvents(HostEvents* events) = 0;
+
+  // --- The world
+  // Whether a game world is running (a save or load needs one).
+  virtual bool HasWorld() const = 0;
+  // Whether this process has authority over the world (a client does not: NotAuthority).
+  virtual bool IsAuthority() const = 0;
+  // The path of the current map ("maps/village.json"); saves name it, a map load opens it.
+  virtual std::string CurrentMap() const = 0;
+  // The levels loaded now, the persistent level first.
+  virtual std::vector<Name> Levels() const = 0;
+
+  // --- Reading the world (capture)
+  virtual void ListGlobals(std::vector<GlobalView>* out) = 0;
+  // The actors of `level`, in any order.
+  virtual void ListActors(Name level, std::vector<ActorView>* out) = 0;
+  virtual void ListComponents(const ActorView& actor, std::vector<ComponentView>* out) = 0;
+  virtual void ListPlayers(std::vector<PlayerView>* out) = 0;
+  // The actor with `id`, if the world has it; false otherwise.
+  virtual bool FindActor(Guid id, ActorView* out) = 0;
+
+  // --- Changing the world (apply)
+  // Spawns an actor of `cls` with `id` in `level`, deferred: it exists and its default components
+  // too, but it has not begun play; FinishSpawn ends the spawn. InvalidInput for a class the host
+  // cannot spawn; AlreadyExists (InvalidInput) when an actor has the ID.
+  virtual Result<ActorView> BeginSpawn(Name level, const reflect::ClassInfo& cls, Guid id,
+                                       const reflect::Transformd& transform) = 0;
+  virtual void FinishSpawn(Guid id) = 0;
+  // Destroys the actor with `id` (a no-op when there is none). Before the world's begin play an
+  // actor destroyed runs no begin or end play.
+  virtual void DestroyActor(Guid id) = 0;
+  virtual void Place(Guid id, const Placement& placement) = 0;
+
+  // --- Maps
+  // Tears the world down and builds `map`, calling the HostEvents moments in order: actors
+  // initialized (values are set then, before begin play), then begin play. NotFound for a map
+  // the game does not have.
+  virtual Status OpenMap(std::string_view map) = 0;
+};
+
+// The engine's moments, which the host reports to the world layer (World implements this).
+class HostEvents {
+ public:
+  virtual ~HostEvents() = default;
+  // The map's actors exist and none has begun play.
+  virtual void OnActorsInitialized() = 0;
+  // Every actor of the map began play.
+  virtual void OnBeginPlay() = 0;
+  // A streamed level was added to the world: its actors exist and have not begun play yet (the
+  // host begins their play right after this returns). OnLevelRemoved: a level is about to be
+  // removed (its actors still exist).
+  virtual void OnLevelAdded(Name level) = 0;
+  virtual void OnLevelRemoved(Name level) = 0;
+  // A component was created on an actor after the actor spawned (a component made in play).
+  virtual void OnComponentCreated(Guid actor, const ComponentView& component) = 0;
+};
+
+}  // namespace rolly::world
+
+#endif  // ROLLY_WORLD_HOST_H_

@@ -1,0 +1,191 @@
+#include "rolly/world/sections.h"
+
+#include <string_view>
+
+#include "rolly/core/checksum.h"
+#include "rolly/core/utf8.h"
+
+namespace rolly::world {
+namespace {
+
+enum : std::uint8_t {
+  kSpawned = 1,
+  kDestroyed = 2,
+  kOwner = 4,
+  kAttached = 8,
+  kRotation = 16,
+  kScale = 32,
+  kLevel = 64,
+};
+
+constexpr std::size_t kMaxText = 1024;
+
+void WriteGuid(ByteWriter& w, Guid g) {
+  w.U64(g.high());
+  w.U64(g.low());
+}
+bool ReadGuid(ByteReader& r, Guid* g) {
+  std::uint64_t high = 0, low = 0;
+  if (!r.U64(&high) || !r.U64(&low)) return false;
+  *g = Guid(high, low);
+  return true;
+}
+bool ReadText(ByteReader& r, std::string* out) {
+  std::string_view text;
+  if (!r.LengthPrefixed(kMaxText, &text) || !IsValidUtf8(text) ||
+      text.find('\0') != std::string_view::npos) {
+    return false;
+  }
+  out->assign(text);
+  return true;
+}
+
+Guid Derive(std::string_view text) {
+  std::string a = "rolly.id.a:";
+  a.append(text);
+  std::string b = "rolly.id.b:";
+  b.append(text);
+  return Guid(Checksum::Of(AsBytes(a)).bits(), Checksum::Of(AsBytes(b)).bits());
+}
+
+}  // namespace
+
+bool FitsSection(std::string_view text) {
+  return text.size() <= kMaxText && IsValidUtf8(text) && text.find('\0') == std::string_view::npos;
+}
+
+Bytes EncodeActor(const ActorSection& a) {
+  const auto& t = a.transform;
+  const bool rotation = !(t.rotation.x == 0 && t.rotation.y == 0 && t.rotation.z == 0 &&
+                          t.rotation.w == 1);
+  const bool scale = !(t.scale.x == 1 && t.scale.y == 1 && t.scale.z == 1);
+  std::uint8_t flags = (a.spawned ? kSpawned : 0) | (a.destroyed ? kDestroyed : 0) |
+                       (a.owner.is_none() ? 0 : kOwner) |
+                       (a.attach_parent.is_none() ? 0 : kAttached) | (rotation ? kRotation : 0) |
+                       (scale ? kScale : 0) | (a.level.empty() ? 0 : kLevel);
+  Bytes out;
+  ByteWriter w(&out);
+  w.U8(flags);
+  if (flags & kLevel) w.LengthPrefixed(a.level);
+  w.F64(t.translation.x);
+  w.F64(t.translation.y);
+  w.F64(t.translation.z);
+  if (rotation) {
+    w.F64(t.rotation.x);
+    w.F64(t.rotation.y);
+    w.F64(t.rotation.z);
+    w.F64(t.rotation.w);
+  }
+  if (scale) {
+    w.F64(t.scale.x);
+    w.F64(t.scale.y);
+    w.F64(t.scale.z);
+  }
+  if (flags & kOwner) WriteGuid(w, a.owner);
+  if (flags & kAttached) {
+    WriteGuid(w, a.attach_parent);
+    w.LengthPrefixed(a.attach_socket);
+  }
+  return out;
+}
+
+Result<ActorSection> DecodeActor(ByteView bytes) {
+  ByteReader r(bytes);
+  ActorSection a;
+  std::uint8_t flags = 0;
+  auto& t = a.transform;
+  bool ok = r.U8(&flags) && flags < 128;
+  if (ok && (flags & kLevel)) ok = ReadText(r, &a.level) && !a.level.empty();
+  ok = ok && r.F64(&t.translation.x) && r.F64(&t.translation.y) && r.F64(&t.translation.z);
+  if (ok && (flags & kRotation)) {
+    ok = r.F64(&t.rotation.x) && r.F64(&t.rotation.y) && r.F64(&t.rotation.z) &&
+         r.F64(&t.rotation.w) &&
+         !(t.rotation.x == 0 && t.rotation.y == 0 && t.rotation.z == 0 && t.rotation.w == 1);
+  }
+  if (ok && (flags & kScale)) {
+    ok = r.F64(&t.scale.x) && r.F64(&t.scale.y) && r.F64(&t.scale.z) &&
+         !(t.scale.x == 1 && t.scale.y == 1 && t.scale.z == 1);
+  }
+  if (ok && (flags & kOwner)) ok = ReadGuid(r, &a.owner) && !a.owner.is_none();
+  if (ok && (flags & kAttached)) {
+    ok = ReadGuid(r, &a.attach_parent) && !a.attach_parent.is_none() &&
+         ReadText(r, &a.attach_socket);
+  }
+  if (!ok || !r.empty()) return DamagedError("ACTR: not in the one form");
+  a.spawned = flags & kSpawned;
+  a.destroyed = flags & kDestroyed;
+  return a;
+}
+
+Bytes EncodeComponent(const ComponentSection& c) {
+  Bytes out;
+  ByteWriter w(&out);
+  WriteGuid(w, c.actor);
+  w.LengthPrefixed(c.name);
+  return out;
+}
+
+Result<ComponentSection> DecodeComponent(ByteView bytes) {
+  ByteReader r(bytes);
+  ComponentSection c;
+  if (!ReadGuid(r, &c.actor) || !ReadText(r, &c.name) || c.name.empty() || !r.empty()) {
+    return DamagedError("COMP: not in the one form");
+  }
+  return c;
+}
+
+Bytes EncodeGlobal(const GlobalSection& g) {
+  Bytes out;
+  ByteWriter w(&out);
+  w.U8(g.registered ? 1 : 0);
+  w.LengthPrefixed(g.name);
+  return out;
+}
+
+Result<GlobalSection> DecodeGlobal(ByteView bytes) {
+  ByteReader r(bytes);
+  GlobalSection g;
+  std::uint8_t kind = 0;
+  if (!r.U8(&kind) || kind > 1 || !ReadText(r, &g.name) || g.name.empty() || !r.empty()) {
+    return DamagedError("GLBL: not in the one form");
+  }
+  g.registered = kind == 1;
+  return g;
+}
+
+Bytes EncodePlayer(const PlayerSection& p) {
+  Bytes out;
+  ByteWriter w(&out);
+  w.Varint(p.index);
+  w.U8(static_cast<std::uint8_t>(p.part));
+  return out;
+}
+
+Result<PlayerSection> DecodePlayer(ByteView bytes) {
+  ByteReader r(bytes);
+  PlayerSection p;
+  std::uint64_t index = 0;
+  std::uint8_t part = 0;
+  if (!r.VarintAtMost(0xFFFF, &index) || !r.U8(&part) || part > 2 || !r.empty()) {
+    return DamagedError("PLYR: not in the one form");
+  }
+  p.index = static_cast<std::uint32_t>(index);
+  p.part = static_cast<PlayerPart>(part);
+  return p;
+}
+
+Guid DeriveGlobalId(Name role, Name class_name) {
+  return Derive("global\n" + role.str() + "\n" + class_name.str());
+}
+Guid DeriveRegisteredId(Name name) { return Derive("registered\n" + name.str()); }
+Guid DeriveComponentId(Guid actor, Name component) {
+  return Derive("component\n" + actor.ToString() + "\n" + component.str());
+}
+Guid DerivePlayerId(std::uint32_t index, PlayerPart part) {
+  return Derive("player\n" + std::to_string(index) + "\n" +
+                std::to_string(static_cast<int>(part)));
+}
+
+std::string PlayerChunkKey(std::uint32_t index) { return "Local:" + std::to_string(index); }
+
+}  // namespace rolly::world

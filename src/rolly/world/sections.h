@@ -1,0 +1,87 @@
+// The world layer's own record sections and subject IDs (docs/world.md, "Records of a world").
+//
+// Sections (none refers to the chunk's tables, so records holding them move between chunks):
+//   ACTR  an actor's placement: u8 flags (1 spawned, 2 destroyed, 4 owner, 8 attached,
+//         16 rotation, 32 scale, 64 level), [string level], translation 3 x f64,
+//         [rotation quat 4 x f64], [scale 3 x f64], [owner 16], [attach parent 16, socket string]
+//   COMP  a component's place: its actor's ID (16), its name (string)
+//   GLBL  a global's identity: u8 0 then its role (string), or u8 1 then its registered name
+//   PLYR  a player's part: varint player index, u8 part (0 controller, 1 pawn, 2 player state)
+// Subject IDs of what has no ID of its own are derived from its identity with XXH3 (Derive*).
+//
+// Thread rules: pure functions.
+
+#ifndef ROLLY_WORLD_SECTIONS_H_
+#define ROLLY_WORLD_SECTIONS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "rolly/core/bytes.h"
+#include "rolly/core/guid.h"
+#include "rolly/core/name.h"
+#include "rolly/core/status.h"
+#include "rolly/record/record_codec.h"
+#include "rolly/reflect/value_types.h"
+
+namespace rolly::world {
+
+inline constexpr record::SectionId kActorSection = {'A', 'C', 'T', 'R'};
+inline constexpr record::SectionId kComponentSection = {'C', 'O', 'M', 'P'};
+inline constexpr record::SectionId kGlobalSection = {'G', 'L', 'B', 'L'};
+inline constexpr record::SectionId kPlayerSection = {'P', 'L', 'Y', 'R'};
+
+// Whether a level, socket, component, role or registered name fits a section (at most 1,024 bytes
+// of UTF-8 without NUL); a capture refuses one that does not with InvalidData.
+bool FitsSection(std::string_view text);
+
+struct ActorSection {
+  bool spawned = false;
+  bool destroyed = false;
+  // Empty for the persistent level.
+  std::string level;
+  reflect::Transformd transform;
+  Guid owner;
+  Guid attach_parent;
+  std::string attach_socket;
+  friend bool operator==(const ActorSection&, const ActorSection&) = default;
+};
+Bytes EncodeActor(const ActorSection& actor);
+// Damaged for bytes not in the one form.
+Result<ActorSection> DecodeActor(ByteView bytes);
+
+struct ComponentSection {
+  Guid actor;
+  std::string name;
+};
+Bytes EncodeComponent(const ComponentSection& component);
+Result<ComponentSection> DecodeComponent(ByteView bytes);
+
+struct GlobalSection {
+  bool registered = false;
+  // The role, or the registered name.
+  std::string name;
+};
+Bytes EncodeGlobal(const GlobalSection& global);
+Result<GlobalSection> DecodeGlobal(ByteView bytes);
+
+enum class PlayerPart : std::uint8_t { kController = 0, kPawn = 1, kPlayerState = 2 };
+struct PlayerSection {
+  std::uint32_t index = 0;
+  PlayerPart part = PlayerPart::kController;
+};
+Bytes EncodePlayer(const PlayerSection& player);
+Result<PlayerSection> DecodePlayer(ByteView bytes);
+
+Guid DeriveGlobalId(Name role, Name class_name);
+Guid DeriveRegisteredId(Name name);
+Guid DeriveComponentId(Guid actor, Name component);
+Guid DerivePlayerId(std::uint32_t index, PlayerPart part);
+
+// "Local:0".
+std::string PlayerChunkKey(std::uint32_t index);
+
+}  // namespace rolly::world
+
+#endif  // ROLLY_WORLD_SECTIONS_H_

@@ -1,0 +1,828 @@
+#include "rolly/world/world.h"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "rolly/record/apply.h"
+#include "rolly/record/value_tree.h"
+#include "rolly/world/sections.h"
+
+namespace rolly::world {
+namespace {
+
+using record::RecordKind;
+using record::Section;
+
+const std::vector<record::SectionId> kTableFree = {kActorSection, kComponentSection,
+                                                   kGlobalSection, kPlayerSection};
+
+// Whether objects of `cls` hold saved state: a saved field or a save-extra hook.
+bool HasState(const reflect::ClassInfo& cls) {
+  return !cls.Plan().fields.empty() || reflect::TypeRegistry::HasExtra(cls);
+}
+
+Name SavedClass(const record::ChunkTables& tables, const record::Record& r) {
+  return tables.names()[tables.layouts()[r.layout].name];
+}
+
+// Whether a live object of `live` may take a record saved as class `saved`.
+bool SameClass(const reflect::TypeRegistry& registry, Name saved, const reflect::ClassInfo* live) {
+  return live != nullptr && (live->name() == saved || registry.FindClass(saved) == live);
+}
+
+std::string Describe(Name cls, Guid id) { return cls.str() + " " + id.ToString(); }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// LoadedGame
+
+Result<std::shared_ptr<const LoadedGame>> LoadedGame::Check(std::vector<WorldChunk> chunks,
+                                                            const reflect::TypeRegistry& registry) {
+  (void)registry;
+  auto game = std::make_shared<LoadedGame>();
+  record::FileBudget budget;
+  int worlds = 0;
+  for (WorldChunk& c : chunks) {
+    std::string where = std::string(c.id.data(), 4) + " \"" + c.key + "\"";
+    if (c.id != kGlobalChunk && c.id != kWorldChunk && c.id != kPlayerChunk) {
+      return InvalidInputError("chunk " + where + " is not a world chunk");
+    }
+    Result<record::Payload> payload = record::DecodePayload(c.payload, &budget);
+    if (!payload.ok()) {
+      return Status(payload.status().code(),
+                    "chunk " + where + ": " + std::string(payload.status().message()));
+    }
+    // The world's own sections, checked before anything applies.
+    for (std::size_t i = 0; i < payload->records.size(); ++i) {
+      const record::Record& r = payload->records[i];
+      if (!record::IsKnownObjectKind(r.kind)) continue;
+      auto bad = [&](const Status& s) {
+        return DamagedError("chunk " + where + " record " + std::to_string(i + 1) + ": " +
+                            std::string(s.message()));
+      };
+      if (const Section* s = r.Find(kActorSection)) {
+        if (auto a = DecodeActor(s->bytes); !a.ok()) return bad(a.status());
+      }
+      if (const Section* s = r.Find(kComponentSection)) {
+        if (auto a = DecodeComponent(s->bytes); !a.ok()) return bad(a.status());
+      }
+      if (const Section* s = r.Find(kGlobalSection)) {
+        if (auto a = DecodeGlobal(s->bytes); !a.ok()) return bad(a.status());
+      }
+      if (const Section* s = r.Find(kPlayerSection)) {
+        if (auto a = DecodePlayer(s->bytes); !a.ok()) return bad(a.status());
+      }
+    }
+    if (c.id == kWorldChunk) {
+      if (++worlds > 1) return DamagedError("more than one WRLD chunk");
+      game->map_ = c.key;
+    }
+    game->chunks_.push_back({c.id, std::move(c.key), std::move(*payload)});
+  }
+  return std::shared_ptr<const LoadedGame>(std::move(game));
+}
+
+const LoadedGame::Chunk* LoadedGame::Find(ChunkId id, std::string_view key) const {
+  for (const Chunk& c : chunks_) {
+    if (c.id == id && c.key == key) return &c;
+  }
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Capture
+
+struct WorldCapture::Subject {
+  std::size_t chunk = 0;
+  RecordKind kind = RecordKind::kObject;
+  Guid id;
+  Object object;
+  std::vector<Section> sections;
+  // A placed actor destroyed in play: its class name (no object).
+  Name tombstone_class;
+};
+
+struct WorldCapture::ChunkState {
+  ChunkId id{};
+  std::string key;
+  std::unique_ptr<record::ChunkWriter> writer;
+  std::unique_ptr<record::Capturer> capturer;
+  std::uint32_t count = 0;
+  std::unordered_map<std::string, std::uint32_t> tombstone_layouts;
+};
+
+// Where each subject is saved: references between saved objects become record indexes (same
+// chunk) or subject IDs.
+class WorldCapture::Links : public record::ObjectLinks {
+ public:
+  Links(const reflect::TypeRegistry& registry) : registry_(registry) {}
+  void Add(const void* object, Guid id, std::size_t chunk, std::uint32_t record) {
+    targets_[object] = {id, chunk, record};
+  }
+  void SetChunk(std::size_t chunk) { chunk_ = chunk; }
+
+  std::optional<record::LinkTarget> Locate(const reflect::ClassInfo& cls,
+                                           const void* object) override {
+    reflect::ObjectRef ref = registry_.DynamicClass(cls, object);
+    auto it = targets_.find(ref.object ? ref.object : object);
+    if (it == targets_.end()) return std::nullopt;
+    return record::LinkTarget{it->second.id, it->second.chunk == chunk_ ? it->second.record : 0};
+  }
+  void* Resolve(Guid, const reflect::ClassInfo&) override { return nullptr; }
+
+ private:
+  struct Target {
+    Guid id;
+    std::size_t chunk;
+    std::uint32_t record;
+  };
+  const reflect::TypeRegistry& registry_;
+  std::unordered_map<const void*, Target> targets_;
+  std::size_t chunk_ = 0;
+};
+
+WorldCapture::WorldCapture(World& world)
+    : world_(world), links_(std::make_unique<Links>(world.registry())) {}
+
+WorldCapture::~WorldCapture() = default;
+
+std::size_t WorldCapture::total() const { return subjects_.size(); }
+
+void WorldCapture::Gather() {
+  Host& host = world_.host();
+  auto add_chunk = [&](ChunkId id, std::string key) {
+    auto c = std::make_unique<ChunkState>();
+    c->id = id;
+    c->key = std::move(key);
+    c->writer = std::make_unique<record::ChunkWriter>(&budget_);
+    c->capturer = std::make_unique<record::Capturer>(c->writer.get(), links_.get());
+    chunks_.push_back(std::move(c));
+    return chunks_.size() - 1;
+  };
+  auto fits = [&](std::string_view text) {
+    if (!FitsSection(text) && gather_error_.ok()) {
+      gather_error_ = InvalidDataError("the name \"" + std::string(text.substr(0, 64)) +
+                                       "\" cannot be saved: names are at most 1,024 bytes of UTF-8");
+    }
+  };
+  auto add = [&](Subject s) {
+    ChunkState& c = *chunks_[s.chunk];
+    ++c.count;
+    if (s.object) links_->Add(s.object.ptr, s.id, s.chunk, c.count);
+    subjects_.push_back(std::move(s));
+  };
+
+  // Globals.
+  const std::size_t glob = add_chunk(kGlobalChunk, "");
+  std::vector<GlobalView> globals;
+  host.ListGlobals(&globals);
+  for (const GlobalView& g : globals) {
+    if (!g.object || !HasState(*g.object.cls)) continue;
+    fits(g.role.view());
+    Subject s{glob, RecordKind::kObject, DeriveGlobalId(g.role, g.object.cls->name()), g.object,
+              {{kGlobalSection, EncodeGlobal({false, g.role.str()})}}, Name()};
+    add(std::move(s));
+  }
+  for (const auto& [name, object] : world_.registered_) {
+    add({glob, RecordKind::kObject, DeriveRegisteredId(name), object,
+         {{kGlobalSection, EncodeGlobal({true, name.str()})}}, Name()});
+  }
+
+  // Actors of every level, by ID, each followed by its components; then tombstones.
+  const std::size_t wrld = add_chunk(kWorldChunk, host.CurrentMap());
+  std::vector<ActorView> actors;
+  std::vector<Name> levels = host.Levels();
+  for (Name level : levels) host.ListActors(level, &actors);
+  std::sort(actors.begin(), actors.end(),
+            [](const ActorView& a, const ActorView& b) { return a.id < b.id; });
+  std::set<Guid> present;
+  std::vector<ComponentView> components;
+  const Name persistent = levels.empty() ? Name() : levels.front();
+  for (const ActorView& a : actors) {
+    present.insert(a.id);
+    if (a.player_pawn || a.saving == Saving::kNever || !a.object) continue;
+    components.clear();
+    host.ListComponents(a, &components);
+    std::erase_if(components, [](const ComponentView& c) {
+      return !c.object || !HasState(*c.object.cls);
+    });
+    if (a.saving != Saving::kAlways && !HasState(*a.object.cls) && components.empty()) continue;
+    ActorSection section;
+    section.spawned = a.spawned;
+    section.level = a.level == persistent ? std::string() : a.level.str();
+    section.transform = a.transform;
+    section.owner = a.owner;
+    section.attach_parent = a.attach_parent;
+    section.attach_socket = a.attach_socket.str();
+    fits(section.level);
+    fits(section.attach_socket);
+    add({wrld, RecordKind::kActor, a.id, a.object, {{kActorSection, EncodeActor(section)}},
+         Name()});
+    std::sort(components.begin(), components.end(),
+              [](const ComponentView& x, const ComponentView& y) { return x.name < y.name; });
+    for (const ComponentView& c : components) {
+      fits(c.name.view());
+      add({wrld, RecordKind::kComponent, DeriveComponentId(a.id, c.name), c.object,
+           {{kComponentSection, EncodeComponent({a.id, c.name.str()})}}, Name()});
+    }
+  }
+  for (const auto& [id, placed] : world_.placed_) {
+    if (present.count(id)) continue;
+    ActorSection section;
+    section.destroyed = true;
+    section.level = placed.second == persistent ? std::string() : placed.second.str();
+    add({wrld, RecordKind::kActor, id, Object{},
+         {{kActorSection, EncodeActor(section)}}, placed.first});
+  }
+
+  // Local players, a chunk each.
+  std::vector<PlayerView> players;
+  host.ListPlayers(&players);
+  for (const PlayerView& p : players) {
+    const auto index = static_cast<std::uint32_t>(p.index);
+    const std::size_t plyr = add_chunk(kPlayerChunk, PlayerChunkKey(index));
+    const std::pair<PlayerPart, Object> parts[] = {{PlayerPart::kController, p.controller},
+                                                   {PlayerPart::kPawn, p.pawn},
+                                                   {PlayerPart::kPlayerState, p.player_state}};
+    for (const auto& [part, object] : parts) {
+      if (!object || !HasState(*object.cls)) continue;
+      Subject s{plyr, RecordKind::kPlayer, DerivePlayerId(index, part), object,
+                {{kPlayerSection, EncodePlayer({index, part})}}, Name()};
+      if (part == PlayerPart::kPawn) {
+        std::vector<ActorView> pawn;
+        for (const ActorView& a : actors) {
+          if (a.object.ptr == object.ptr) {
+            ActorSection section;
+            section.transform = a.transform;
+            s.sections.push_back({kActorSection, EncodeActor(section)});
+          }
+        }
+      }
+      add(std::move(s));
+    }
+  }
+}
+
+Status WorldCapture::Step() {
+  ROLLY_RETURN_IF_ERROR(gather_error_);
+  if (done()) return OkStatus();
+  Subject& s = subjects_[next_];
+  ChunkState& c = *chunks_[s.chunk];
+  links_->SetChunk(s.chunk);
+  if (!s.tombstone_class.is_none()) {
+    // A placed actor destroyed in play: a record of no values, its class named by a layout of no
+    // fields.
+    record::ChunkTables& tables = c.writer->tables();
+    auto [it, fresh] = c.tombstone_layouts.try_emplace(s.tombstone_class.str(), 0);
+    if (fresh) {
+      ROLLY_ASSIGN_OR_RETURN(std::uint32_t name, tables.AddName(s.tombstone_class));
+      it->second = tables.AppendLayout(record::Layout{name, {}});
+    }
+    record::Record r;
+    r.kind = static_cast<std::uint8_t>(RecordKind::kActor);
+    r.subject = s.id;
+    r.layout = it->second;
+    r.sections.push_back({record::kPropSection, {}});
+    r.sections.insert(r.sections.end(), s.sections.begin(), s.sections.end());
+    ROLLY_RETURN_IF_ERROR(c.writer->Add(r));
+  } else {
+    Result<std::uint32_t> index =
+        c.capturer->Capture(*s.object.cls, s.object.ptr, s.id, s.kind, &s.sections);
+    if (!index.ok()) {
+      return Status(index.status().code(), Describe(s.object.cls->name(), s.id) + ": " +
+                                               std::string(index.status().message()));
+    }
+  }
+  captured_ids_.insert(s.id);
+  ++next_;
+  return OkStatus();
+}
+
+Status WorldCapture::Run() {
+  while (!done()) ROLLY_RETURN_IF_ERROR(Step());
+  return OkStatus();
+}
+
+Result<std::vector<WorldChunk>> WorldCapture::Finish() {
+  if (!done()) return InvalidInputError("the capture has subjects left");
+  const reflect::TypeRegistry& registry = world_.registry();
+  const std::shared_ptr<const LoadedGame>& held = world_.held();
+  std::vector<Name> levels = world_.host().Levels();
+  std::vector<WorldChunk> out;
+  // Records of the held save whose objects are not there now are written back.
+  if (held) {
+    for (const LoadedGame::Chunk& from : held->chunks()) {
+      ChunkState* into = nullptr;
+      for (auto& c : chunks_) {
+        if (c->id == from.id && c->key == from.key) into = c.get();
+      }
+      if (into == nullptr) {
+        // A chunk this save does not make (another map's world, a player not playing now): kept
+        // whole.
+        ROLLY_ASSIGN_OR_RETURN(Bytes bytes, record::EncodePayload(from.payload));
+        out.push_back({from.id, from.key, std::move(bytes)});
+        continue;
+      }
+      for (const record::Record& r : from.payload.records) {
+        if (!record::IsKnownObjectKind(r.kind) || captured_ids_.count(r.subject)) continue;
+        Name cls = SavedClass(from.payload.tables, r);
+        bool keep = false;
+        if (from.id == kWorldChunk) {
+          const Section* actor = r.Find(kActorSection);
+          if (actor != nullptr) {
+            Result<ActorSection> a = DecodeActor(actor->bytes);
+            bool level_loaded =
+                a.ok() && (a->level.empty() ||
+                           std::find(levels.begin(), levels.end(), Name(a->level)) != levels.end());
+            // An actor of a level not loaded now, or of a class the game does not register.
+            keep = a.ok() && !a->destroyed && (!level_loaded || registry.FindClass(cls) == nullptr);
+          } else if (const Section* comp = r.Find(kComponentSection)) {
+            Result<ComponentSection> c = DecodeComponent(comp->bytes);
+            keep = c.ok() && captured_ids_.count(c->actor) && registry.FindClass(cls) == nullptr;
+          }
+        } else {
+          keep = true;  // a global or a player's part that is not there now
+        }
+        if (!keep) continue;
+        Result<record::Record> moved = record::MoveRecord(
+            from.payload.tables, r, &into->writer->tables(), &from.payload.records, kTableFree);
+        if (!moved.ok()) continue;  // a record this version cannot move goes
+        ROLLY_RETURN_IF_ERROR(into->writer->Add(*moved));
+        captured_ids_.insert(r.subject);
+      }
+    }
+  }
+  std::vector<WorldChunk> made;
+  for (auto& c : chunks_) {
+    if (c->writer->record_count() == 0 && c->id != kWorldChunk) continue;
+    made.push_back({c->id, c->key, c->writer->Finish()});
+  }
+  made.insert(made.end(), std::make_move_iterator(out.begin()), std::make_move_iterator(out.end()));
+  return made;
+}
+
+void WorldCapture::RunSavedHooks() {
+  for (auto& c : chunks_) c->capturer->RunSavedHooks();
+}
+
+void WorldCapture::Forget() {
+  for (auto& c : chunks_) c->capturer->ForgetCaptured();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Apply
+
+struct World::WaitingComponent {
+  std::shared_ptr<const LoadedGame> game;
+  const LoadedGame::Chunk* chunk = nullptr;
+  std::size_t record = 0;
+  Guid actor;
+  Name name;
+};
+
+// One apply of a checked save: targets found, spawns, two passes of values, placements, hooks.
+class World::Applier : public record::ObjectLinks {
+ public:
+  Applier(World& world, std::shared_ptr<const LoadedGame> game, ApplyReport* report)
+      : world_(world), host_(world.host_), registry_(world.registry_), game_(std::move(game)),
+        report_(report) {}
+
+  std::optional<record::LinkTarget> Locate(const reflect::ClassInfo&, const void*) override {
+    return std::nullopt;  // an apply only resolves
+  }
+
+  void* Resolve(Guid id, const reflect::ClassInfo& cls) override {
+    auto it = objects_.find(id);
+    Object o;
+    if (it != objects_.end()) {
+      o = it->second;
+    } else {
+      ActorView view;
+      if (!host_.FindActor(id, &view)) return nullptr;
+      o = view.object;
+    }
+    return o ? reflect::TypeRegistry::Upcast(*o.cls, o.ptr, cls) : nullptr;
+  }
+
+  Status Run() {
+    const std::string map = host_.CurrentMap();
+    // Find every record's object first; nothing changes yet.
+    for (const LoadedGame::Chunk& c : game_->chunks()) {
+      if (c.id == kGlobalChunk) FindGlobals(c);
+      if (c.id == kWorldChunk && c.key == map) FindActors(c);
+      if (c.id == kPlayerChunk) FindPlayers(c);
+    }
+    // Placed actors held destroyed go first, then spawned actors the world lacks come back.
+    for (Guid id : remove_) {
+      host_.DestroyActor(id);
+      ++report_->removed;
+    }
+    for (Spawn& s : spawns_) {
+      Result<ActorView> view =
+          host_.BeginSpawn(s.level, *s.cls, s.id, s.actor.transform);
+      if (!view.ok()) {
+        Message("actor " + Describe(s.cls->name(), s.id) + " was not spawned again (" +
+                std::string(view.status().message()) + "): its record is kept");
+        ++report_->kept;
+        continue;
+      }
+      objects_[s.id] = view->object;
+      targets_.push_back({s.chunk, s.record, view->object, true});
+      placements_.push_back({s.id, s.actor});
+      ++report_->spawned;
+    }
+    // The components of actors that came back exist now.
+    for (const Pending& p : pending_components_) FindComponent(p);
+    // First pass: the spawned actors' values; they finish spawning; then everything else.
+    for (const Target& t : targets_) {
+      if (t.first_pass) ApplyOne(t);
+    }
+    for (Spawn& s : spawns_) {
+      if (objects_.count(s.id)) host_.FinishSpawn(s.id);
+    }
+    for (const Target& t : targets_) {
+      if (!t.first_pass) ApplyOne(t);
+    }
+    for (const auto& [id, actor] : placements_) {
+      host_.Place(id, Placement{actor.transform, actor.owner, actor.attach_parent,
+                                Name(actor.attach_socket)});
+    }
+    for (auto& [chunk, applier] : appliers_) applier->RunLoadedHooks();
+    return OkStatus();
+  }
+
+ private:
+  struct Target {
+    const LoadedGame::Chunk* chunk;
+    std::size_t record;
+    Object object;
+    bool first_pass;
+  };
+  struct Spawn {
+    const LoadedGame::Chunk* chunk;
+    std::size_t record;
+    Guid id;
+    const reflect::ClassInfo* cls;
+    Name level;
+    ActorSection actor;
+  };
+  struct Pending {
+    const LoadedGame::Chunk* chunk;
+    std::size_t record;
+    ComponentSection comp;
+  };
+
+  void Message(std::string text) { report_->messages.push_back(std::move(text)); }
+
+  void Mismatch(Name saved, Guid id, const reflect::ClassInfo* live) {
+    Message("ClassMismatch: the record of " + Describe(saved, id) + " was not applied: the object is a " +
+            (live ? live->name().str() : std::string("?")));
+    ++report_->class_mismatches;
+  }
+
+  void Take(const LoadedGame::Chunk& c, std::size_t i, Object o, bool first_pass) {
+    objects_[c.payload.records[i].subject] = o;
+    targets_.push_back({&c, i, o, first_pass});
+  }
+
+  void FindGlobals(const LoadedGame::Chunk& c) {
+    std::vector<GlobalView> globals;
+    host_.ListGlobals(&globals);
+    for (std::size_t i = 0; i < c.payload.records.size(); ++i) {
+      const record::Record& r = c.payload.records[i];
+      const Section* s = r.Find(kGlobalSection);
+      if (!record::IsKnownObjectKind(r.kind) || s == nullptr) continue;
+      GlobalSection g = *DecodeGlobal(s->bytes);
+      Name saved = SavedClass(c.payload.tables, r);
+      Object found;
+      if (g.registered) {
+        auto it = world_.registered_.find(Name(g.name));
+        if (it != world_.registered_.end()) found = it->second;
+      } else {
+        for (const GlobalView& v : globals) {
+          if (v.role == Name(g.name) && SameClass(registry_, saved, v.object.cls)) found = v.object;
+        }
+      }
+      if (!found) {
+        Message("global " + g.name + " (" + saved.str() + ") is not there: its record is kept");
+        ++report_->kept;
+        continue;
+      }
+      if (!SameClass(registry_, saved, found.cls)) {
+        Mismatch(saved, r.subject, found.cls);
+        continue;
+      }
+      Take(c, i, found, false);
+    }
+  }
+
+  void FindActors(const LoadedGame::Chunk& c) {
+    const std::vector<Name> levels = host_.Levels();
+    const Name persistent = levels.empty() ? Name() : levels.front();
+    for (std::size_t i = 0; i < c.payload.records.size(); ++i) {
+      const record::Record& r = c.payload.records[i];
+      if (!record::IsKnownObjectKind(r.kind)) continue;
+      Name saved = SavedClass(c.payload.tables, r);
+      if (const Section* s = r.Find(kActorSection)) {
+        ActorSection a = *DecodeActor(s->bytes);
+        ActorView view;
+        const bool present = host_.FindActor(r.subject, &view);
+        if (a.destroyed) {
+          if (present && !view.spawned) remove_.push_back(r.subject);
+          continue;
+        }
+        if (present) {
+          if (!SameClass(registry_, saved, view.object.cls)) {
+            Mismatch(saved, r.subject, view.object.cls);
+            continue;
+          }
+          Take(c, i, view.object, false);
+          placements_.push_back({r.subject, a});
+          continue;
+        }
+        const reflect::ClassInfo* cls = registry_.FindClass(saved);
+        Name level = a.level.empty() ? persistent : Name(a.level);
+        bool level_loaded = std::find(levels.begin(), levels.end(), level) != levels.end();
+        if (!a.spawned || cls == nullptr || !level_loaded) {
+          Message("actor " + Describe(saved, r.subject) + " is not there: its record is kept");
+          ++report_->kept;
+          continue;
+        }
+        spawns_.push_back({&c, i, r.subject, cls, level, a});
+      } else if (const Section* cs = r.Find(kComponentSection)) {
+        pending_components_.push_back({&c, i, *DecodeComponent(cs->bytes)});
+      }
+    }
+    // Components of actors there now (those of actors spawned again are found after the spawn).
+    std::vector<Pending> later;
+    for (const Pending& p : pending_components_) {
+      bool spawning = std::any_of(spawns_.begin(), spawns_.end(),
+                                  [&](const Spawn& s) { return s.id == p.comp.actor; });
+      if (spawning) {
+        later.push_back(p);
+      } else {
+        FindComponent(p);
+      }
+    }
+    pending_components_ = std::move(later);
+  }
+
+  void FindComponent(const Pending& p) {
+    const record::Record& r = p.chunk->payload.records[p.record];
+    Name saved = SavedClass(p.chunk->payload.tables, r);
+    ActorView actor;
+    if (!host_.FindActor(p.comp.actor, &actor)) {
+      Message("component " + p.comp.name + " of actor " + p.comp.actor.ToString() +
+              ": the actor is not there; its record is kept");
+      ++report_->kept;
+      return;
+    }
+    std::vector<ComponentView> components;
+    host_.ListComponents(actor, &components);
+    Name name(p.comp.name);
+    for (const ComponentView& v : components) {
+      if (v.name != name) continue;
+      if (!SameClass(registry_, saved, v.object.cls)) {
+        Mismatch(saved, r.subject, v.object.cls);
+        return;
+      }
+      const bool first = std::any_of(spawns_.begin(), spawns_.end(),
+                                     [&](const Spawn& s) { return s.id == p.comp.actor; });
+      Take(*p.chunk, p.record, v.object, first);
+      return;
+    }
+    // Not there yet: it waits for the host to report it created.
+    auto w = std::make_unique<WaitingComponent>();
+    w->game = game_;
+    w->chunk = p.chunk;
+    w->record = p.record;
+    w->actor = p.comp.actor;
+    w->name = name;
+    world_.waiting_.push_back(std::move(w));
+    ++report_->waiting;
+  }
+
+  void FindPlayers(const LoadedGame::Chunk& c) {
+    std::vector<PlayerView> players;
+    host_.ListPlayers(&players);
+    std::vector<ActorView> pawns;
+    for (std::size_t i = 0; i < c.payload.records.size(); ++i) {
+      const record::Record& r = c.payload.records[i];
+      const Section* s = r.Find(kPlayerSection);
+      if (!record::IsKnownObjectKind(r.kind) || s == nullptr) continue;
+      PlayerSection p = *DecodePlayer(s->bytes);
+      Name saved = SavedClass(c.payload.tables, r);
+      Object found;
+      for (const PlayerView& v : players) {
+        if (static_cast<std::uint32_t>(v.index) != p.index) continue;
+        found = p.part == PlayerPart::kController ? v.controller
+                : p.part == PlayerPart::kPawn     ? v.pawn
+                                                  : v.player_state;
+      }
+      if (!found) {
+        Message("player " + std::to_string(p.index) + " " + saved.str() +
+                " is not there: its record is kept");
+        ++report_->kept;
+        continue;
+      }
+      if (!SameClass(registry_, saved, found.cls)) {
+        Mismatch(saved, r.subject, found.cls);
+        continue;
+      }
+      Take(c, i, found, false);
+      if (const Section* a = r.Find(kActorSection); a && p.part == PlayerPart::kPawn) {
+        // The pawn keeps its saved place; its ID is the host's.
+        std::vector<Name> levels = host_.Levels();
+        for (Name level : levels) {
+          pawns.clear();
+          host_.ListActors(level, &pawns);
+          for (const ActorView& v : pawns) {
+            if (v.object.ptr == found.ptr) {
+              ActorSection placed = *DecodeActor(a->bytes);
+              placed.owner = v.owner;
+              placed.attach_parent = v.attach_parent;
+              placed.attach_socket = v.attach_socket.str();
+              placements_.push_back({v.id, placed});
+            }
+          }
+        }
+      }
+    }
+  }
+
+  record::Applier& ApplierFor(const LoadedGame::Chunk* c) {
+    auto& slot = appliers_[c];
+    if (!slot) slot = std::make_unique<record::Applier>(registry_, c->payload, this);
+    return *slot;
+  }
+
+  void ApplyOne(const Target& t) {
+    const record::Record& r = t.chunk->payload.records[t.record];
+    Status s = ApplierFor(t.chunk).Apply(r, *t.object.cls, t.object.ptr, &report_->messages);
+    if (!s.ok()) {
+      Message("record of " + Describe(SavedClass(t.chunk->payload.tables, r), r.subject) +
+              " was not applied: " + std::string(s.message()));
+      return;
+    }
+    ++report_->applied;
+  }
+
+  World& world_;
+  Host& host_;
+  const reflect::TypeRegistry& registry_;
+  std::shared_ptr<const LoadedGame> game_;
+  ApplyReport* report_;
+  std::vector<Target> targets_;
+  std::vector<Spawn> spawns_;
+  std::vector<Pending> pending_components_;
+  std::vector<Guid> remove_;
+  std::vector<std::pair<Guid, ActorSection>> placements_;
+  std::unordered_map<Guid, Object> objects_;
+  std::map<const LoadedGame::Chunk*, std::unique_ptr<record::Applier>> appliers_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// World
+
+World::World(Host& host, const reflect::TypeRegistry& registry)
+    : host_(host), registry_(registry) {
+  host_.SetEvents(this);
+  if (host_.HasWorld()) {
+    for (Name level : host_.Levels()) NotePlacedActors(level);
+  }
+}
+
+World::~World() { host_.SetEvents(nullptr); }
+
+Status World::Register(Name name, Object object) {
+  if (name.view().empty() || name.view().size() > 1024) {
+    return InvalidInputError("a registered name is 1 to 1,024 bytes");
+  }
+  if (!object || object.cls == nullptr) return InvalidInputError("registering a null object");
+  if (!registered_.emplace(name, object).second) {
+    return InvalidInputError("an object is registered as " + name.str() + " already");
+  }
+  // A held record waiting for this name applies now.
+  if (held_ && !applying_) {
+    if (const LoadedGame::Chunk* c = held_->Find(kGlobalChunk, "")) {
+      for (const record::Record& r : c->payload.records) {
+        const Section* s = r.Find(kGlobalSection);
+        if (r.subject != DeriveRegisteredId(name) || s == nullptr) continue;
+        if (!SameClass(registry_, SavedClass(c->payload.tables, r), object.cls)) break;
+        record::Applier applier(registry_, c->payload, nullptr);
+        if (applier.Apply(r, *object.cls, object.ptr, nullptr).ok()) applier.RunLoadedHooks();
+      }
+    }
+  }
+  return OkStatus();
+}
+
+void World::Unregister(Name name) { registered_.erase(name); }
+
+std::unique_ptr<WorldCapture> World::BeginCapture() {
+  std::unique_ptr<WorldCapture> capture(new WorldCapture(*this));
+  capture->Gather();
+  return capture;
+}
+
+Status World::Apply(std::shared_ptr<const LoadedGame> game, ApplyReport* report) {
+  if (applying_) return BusyError("a load is setting values");
+  if (game == nullptr) return InvalidInputError("no save to apply");
+  ApplyReport local;
+  if (report == nullptr) report = &local;
+  applying_ = true;
+  Applier applier(*this, game, report);
+  Status s = applier.Run();
+  applying_ = false;
+  held_ = std::move(game);
+  return s;
+}
+
+void World::ApplyAtActorsInitialized(std::shared_ptr<const LoadedGame> game,
+                                     std::function<void()> starting,
+                                     std::function<void(Status, ApplyReport)> done) {
+  pending_ = std::move(game);
+  pending_starting_ = std::move(starting);
+  pending_done_ = std::move(done);
+}
+
+void World::CancelPendingApply() {
+  pending_.reset();
+  pending_starting_ = nullptr;
+  pending_done_ = nullptr;
+}
+
+void World::NotePlacedActors(Name level) {
+  std::vector<ActorView> actors;
+  host_.ListActors(level, &actors);
+  for (const ActorView& a : actors) {
+    if (!a.spawned && !a.player_pawn && a.object) {
+      placed_[a.id] = {a.object.cls->name(), a.level};
+    }
+  }
+}
+
+void World::RemoveHeldDestroyed(Name level) {
+  if (!held_) return;
+  const LoadedGame::Chunk* c = held_->Find(kWorldChunk, host_.CurrentMap());
+  if (c == nullptr) return;
+  const std::vector<Name> levels = host_.Levels();
+  const Name persistent = levels.empty() ? Name() : levels.front();
+  for (const record::Record& r : c->payload.records) {
+    const Section* s = r.Find(kActorSection);
+    if (s == nullptr) continue;
+    Result<ActorSection> a = DecodeActor(s->bytes);
+    if (!a.ok() || !a->destroyed) continue;
+    if ((a->level.empty() ? persistent : Name(a->level)) != level) continue;
+    ActorView view;
+    if (host_.FindActor(r.subject, &view) && !view.spawned) host_.DestroyActor(r.subject);
+  }
+}
+
+void World::OnActorsInitialized() {
+  placed_.clear();
+  waiting_.clear();
+  for (Name level : host_.Levels()) NotePlacedActors(level);
+  if (!pending_) return;
+  std::shared_ptr<const LoadedGame> game = std::move(pending_);
+  auto starting = std::move(pending_starting_);
+  auto done = std::move(pending_done_);
+  CancelPendingApply();
+  if (starting) starting();
+  ApplyReport report;
+  Status s = Apply(std::move(game), &report);
+  if (done) done(s, std::move(report));
+}
+
+void World::OnBeginPlay() {}
+
+void World::OnLevelAdded(Name level) {
+  NotePlacedActors(level);
+  RemoveHeldDestroyed(level);
+}
+
+void World::OnLevelRemoved(Name level) {
+  std::erase_if(placed_, [&](const auto& entry) { return entry.second.second == level; });
+}
+
+void World::OnComponentCreated(Guid actor, const ComponentView& component) {
+  for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
+    WaitingComponent& w = **it;
+    if (w.actor != actor || w.name != component.name) continue;
+    const record::Record& r = w.chunk->payload.records[w.record];
+    if (component.object &&
+        SameClass(registry_, SavedClass(w.chunk->payload.tables, r), component.object.cls)) {
+      record::Applier applier(registry_, w.chunk->payload, nullptr);
+      if (applier.Apply(r, *component.object.cls, component.object.ptr, nullptr).ok()) {
+        applier.RunLoadedHooks();
+      }
+    }
+    waiting_.erase(it);
+    return;
+  }
+}
+
+}  // namespace rolly::world

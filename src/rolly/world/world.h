@@ -1,0 +1,215 @@
+// The world layer: saving a running world into record chunks and putting it back (docs/world.md).
+//
+// A World watches one Host (host.h). A save captures, one subject at a time (WorldCapture, so a
+// later version can spread a capture over frames), into these record chunks:
+//   - GLOB (key ""): the globals the host lists and the objects registered by name;
+//   - WRLD (key: the map's path): the actors of every loaded level that save, each followed by its
+//     components that save, then the placed actors destroyed in play (tombstones);
+//   - PLYR (key "Local:<index>"): each local player's controller, own pawn and player state.
+// Records of objects that are not there now (a subsystem that is off, an actor or component of a
+// class the game no longer registers, a player who is not playing) are kept from the last load or
+// save and written back.
+//
+// A load checks every record of every chunk before anything changes (LoadedGame::Check: the
+// structure check of docs/records.md against one budget, and every class a record needs), then
+// applies in two passes: spawned actors the world lacks are spawned again (deferred: class, ID and
+// transform first) and get their values; they finish spawning; then everything else gets its
+// values; then transforms, owners and attachments; then the OnLoaded hooks, once. Placed actors
+// held destroyed are removed first. A record whose object is of another class is not applied
+// (ClassMismatch, reported). Component records whose component is not there wait until the host
+// reports the component created.
+//
+// Identity (host.h): actors by ID, components by name under their actor, globals by role and
+// class, or by registered name; players by index. Every record's subject is a GUID: the actor's
+// ID, or one derived from the identity (ids.h).
+//
+// Thread rules: a World and everything it hands out are used on the game thread only.
+
+#ifndef ROLLY_WORLD_WORLD_H_
+#define ROLLY_WORLD_WORLD_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rolly/core/bytes.h"
+#include "rolly/core/guid.h"
+#include "rolly/core/name.h"
+#include "rolly/core/status.h"
+#include "rolly/record/capture.h"
+#include "rolly/record/record_codec.h"
+#include "rolly/reflect/type_registry.h"
+#include "rolly/world/host.h"
+
+namespace rolly::world {
+
+using ChunkId = std::array<char, 4>;
+inline constexpr ChunkId kGlobalChunk = {'G', 'L', 'O', 'B'};
+inline constexpr ChunkId kWorldChunk = {'W', 'R', 'L', 'D'};
+inline constexpr ChunkId kPlayerChunk = {'P', 'L', 'Y', 'R'};
+
+// One record chunk of a save, as the world layer makes and reads them.
+struct WorldChunk {
+  ChunkId id{};
+  std::string key;
+  Bytes payload;
+  friend bool operator==(const WorldChunk&, const WorldChunk&) = default;
+};
+
+// What a load did, for the game's log and for tests.
+struct ApplyReport {
+  std::size_t applied = 0;
+  std::size_t spawned = 0;
+  std::size_t removed = 0;
+  // Records whose object is not there now, kept for the next save.
+  std::size_t kept = 0;
+  // Component records waiting for their component to be created.
+  std::size_t waiting = 0;
+  // Records not applied because their object is of another class (ClassMismatch).
+  std::size_t class_mismatches = 0;
+  // One line per value skipped, record kept or mismatch, naming the object.
+  std::vector<std::string> messages;
+};
+
+class World;
+
+// A save's records, decoded and checked whole: what a load applies, and what the next save keeps
+// records from. Made by Check; immutable afterwards.
+class LoadedGame {
+ public:
+  // Decodes and checks `chunks` (GLOB, WRLD, PLYR; others are refused as InvalidInput) against
+  // one file budget and `registry`: Damaged or NewerVersion as DecodePayload says, naming the chunk.
+  static Result<std::shared_ptr<const LoadedGame>> Check(std::vector<WorldChunk> chunks,
+                                                          const reflect::TypeRegistry& registry);
+
+  // The map the WRLD chunk belongs to (empty when the save has no world chunk).
+  const std::string& map() const { return map_; }
+  // The records of each chunk, by chunk ID and key.
+  struct Chunk {
+    ChunkId id{};
+    std::string key;
+    record::Payload payload;
+  };
+  const std::vector<Chunk>& chunks() const { return chunks_; }
+  const Chunk* Find(ChunkId id, std::string_view key) const;
+
+ private:
+  std::string map_;
+  std::vector<Chunk> chunks_;
+};
+
+// A save in progress: the subjects to capture, listed when it began, captured one at a time.
+class WorldCapture {
+ public:
+  ~WorldCapture();
+  WorldCapture(const WorldCapture&) = delete;
+  WorldCapture& operator=(const WorldCapture&) = delete;
+
+  std::size_t total() const;
+  std::size_t captured() const { return next_; }
+  bool done() const { return next_ >= total(); }
+  // Captures the next subject (running its pre-save hooks). InvalidData when the subject cannot be
+  // saved as it is (the whole save then fails and writes nothing).
+  Status Step();
+  // Captures every subject left.
+  Status Run();
+  // The chunks: captured records, then the kept ones. Call once, when done().
+  Result<std::vector<WorldChunk>> Finish();
+  // After the write succeeded: OnSaved on every object captured. After it failed: Forget.
+  void RunSavedHooks();
+  void Forget();
+
+ private:
+  friend class World;
+  struct Subject;
+  struct ChunkState;
+  class Links;
+  explicit WorldCapture(World& world);
+  void Gather();
+
+  World& world_;
+  std::vector<Subject> subjects_;
+  std::vector<std::unique_ptr<ChunkState>> chunks_;
+  std::unique_ptr<Links> links_;
+  record::FileBudget budget_;
+  std::size_t next_ = 0;
+  std::set<Guid> captured_ids_;
+  Status gather_error_;
+};
+
+class World : public HostEvents {
+ public:
+  // `host` and `registry` outlive the World. Sets itself as the host's event listener.
+  World(Host& host, const reflect::TypeRegistry& registry);
+  ~World() override;
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  Host& host() { return host_; }
+  const reflect::TypeRegistry& registry() const { return registry_; }
+
+  // Registers `object` as a global saved under `name` (1 to 1,024 bytes): InvalidInput for an
+  // empty or long name or a null object, AlreadyExists-like InvalidInput for a name taken. A
+  // record waiting for that name applies at once.
+  Status Register(Name name, Object object);
+  void Unregister(Name name);
+
+  // Starts a save of the world as it is now.
+  std::unique_ptr<WorldCapture> BeginCapture();
+
+  // Applies a checked save to the world as it is (the current map's actors get the values; a
+  // save of another map applies its globals and players only). Busy while another apply runs.
+  Status Apply(std::shared_ptr<const LoadedGame> game, ApplyReport* report);
+  // For a load that opens the saved map: `game` applies when the host next reports the map's
+  // actors initialized (before begin play); `starting` runs right before, `done` right after.
+  void ApplyAtActorsInitialized(std::shared_ptr<const LoadedGame> game,
+                                std::function<void()> starting,
+                                std::function<void(Status, ApplyReport)> done);
+  // Drops an apply waiting for the map (a load cancelled before its map opened).
+  void CancelPendingApply();
+  bool applying() const { return applying_; }
+
+  // The save the world holds records from (the last one loaded or saved); null at first.
+  const std::shared_ptr<const LoadedGame>& held() const { return held_; }
+  void SetHeld(std::shared_ptr<const LoadedGame> game) { held_ = std::move(game); }
+
+  // HostEvents.
+  void OnActorsInitialized() override;
+  void OnBeginPlay() override;
+  void OnLevelAdded(Name level) override;
+  void OnLevelRemoved(Name level) override;
+  void OnComponentCreated(Guid actor, const ComponentView& component) override;
+
+ private:
+  friend class WorldCapture;
+  class Applier;
+  struct WaitingComponent;
+
+  // The placed actors the map made, by ID: what a save holds as destroyed when they are gone.
+  void NotePlacedActors(Name level);
+  void RemoveHeldDestroyed(Name level);
+
+  Host& host_;
+  const reflect::TypeRegistry& registry_;
+  std::map<Name, Object> registered_;
+  // Placed actors of the loaded levels: id -> (class name, level).
+  std::map<Guid, std::pair<Name, Name>> placed_;
+  std::shared_ptr<const LoadedGame> held_;
+  std::shared_ptr<const LoadedGame> pending_;
+  std::function<void()> pending_starting_;
+  std::function<void(Status, ApplyReport)> pending_done_;
+  std::vector<std::unique_ptr<WaitingComponent>> waiting_;
+  bool applying_ = false;
+};
+
+}  // namespace rolly::world
+
+#endif  // ROLLY_WORLD_WORLD_H_
