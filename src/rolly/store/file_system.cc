@@ -171,10 +171,13 @@ Result<Bytes> PosixFileSystem::ReadFile(const std::string& path, std::size_t max
   Bytes out;
   // The size is a hint only: the file may change while it is read.
   const auto hint = static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 0);
-  out.reserve(std::min(max_bytes, hint));
+  out.reserve(std::min(max_bytes, hint + 1));
   constexpr std::size_t kChunk = 64 * 1024;
   while (out.size() < max_bytes) {
-    const std::size_t want = std::min(kChunk, max_bytes - out.size());
+    // What the reserved room holds first: the hinted size and one byte more, so an unchanged file
+    // is read, end seen, in one call and one buffer; then a chunk at a time.
+    const std::size_t room = out.capacity() - out.size();
+    const std::size_t want = std::min(room > 0 ? room : kChunk, max_bytes - out.size());
     const std::size_t old_size = out.size();
     out.resize(old_size + want);
     const ssize_t n = RetryEintr([&] { return ::read(fd->get(), out.data() + old_size, want); });

@@ -2,10 +2,13 @@
 //
 // Every operation is queued on its file's queue when asked (so the order asked is the order run),
 // and does its work on a worker thread when its turn comes, where it may block on the backend.
-// Results go back through the mailbox, posted before the queue moves on, so a file's callbacks run
-// in the order asked. What the store knows of a file's copies (and the index's content) is kept
-// with the file's queue, shared by every Store over the same backend object, and read and written
-// only by operations in their turn, which run one at a time.
+// Writes (saves, the index) and the index's first read do not block: a worker prepares the bytes
+// and the backend's completion (on the backend's thread: bookkeeping and a post only) replies and
+// ends the turn, so no worker is woken just to hand a result on. Results go back through the
+// mailbox, posted before the queue moves on, so a file's callbacks run in the order asked. What the
+// store knows of a file's copies (and the index's content) is kept with the file's queue, shared by
+// every Store over the same backend object, and read and written only by operations in their turn,
+// which run one at a time.
 
 #include "rolly/store/store.h"
 
@@ -13,6 +16,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -23,7 +27,6 @@
 #include "rolly/store/internal/slot_index_codec.h"
 
 namespace rolly::store {
-
 using store_internal::FileQueue;
 
 namespace {
@@ -66,13 +69,32 @@ struct SlotState {
   Copies copies;
 };
 
-// The slot index as the stores over one backend object know it, kept with the index's queue.
+// The slot index as the stores over one backend object know it, kept with the index's queue: its
+// SIDX bytes, checked when read and kept current as changes come (no allocation per slot), decoded
+// only for a listing.
 struct IndexState {
   std::mutex mutex;
   bool loaded = false;
-  std::map<std::string, SlotInfo> slots;
+  Bytes sidx;
   Copies copies;
 };
+
+// Both index copies as read (copy a, copy b), whole or only their first bytes, handed from the
+// backend's reads to the work that uses them.
+struct IndexReads {
+  std::optional<Result<Bytes>> bytes[2];
+  bool whole[2] = {true, true};
+};
+
+// The first bytes of an index copy read to learn its sequence: its prelude and header (an index's
+// header is a hundred bytes or so), and more when that is the whole file.
+constexpr std::size_t kIndexHeadBytes = 4096;
+
+// True when `head`, the first bytes of a copy, is too short for the header its prelude announces.
+bool NeedsMoreThan(const Bytes& head) {
+  const Result<format::Prelude> p = format::ReadPrelude(head);
+  return p.ok() && p->header_end() > head.size();
+}
 
 // The state of type T kept with `queue`, made on first use. A queue holds one kind of file, so
 // one type of state.
@@ -166,21 +188,23 @@ struct SaveJob {
 
   std::mutex mutex;
   std::optional<Result<format::EncodedChunks>> encoded;
-  std::function<void()> waiter;
+  std::function<void(bool)> waiter;
 
   SaveJob(std::string s, FileName n) : slot(std::move(s)), name(std::move(n)) {}
 
+  // Called on a worker thread.
   void SetEncoded(Result<format::EncodedChunks> r) {
-    std::function<void()> w;
+    std::function<void(bool)> w;
     {
       std::lock_guard lock(mutex);
       encoded.emplace(std::move(r));
       w = std::move(waiter);
     }
-    if (w) w();
+    if (w) w(true);
   }
-  // Runs `fn` once the chunks are encoded (at once when they are).
-  void WhenEncoded(std::function<void()> fn) {
+  // Runs `fn` once the chunks are encoded: at once when they are (`fn(false)`, on the calling
+  // thread), else on the worker that encoded them (`fn(true)`).
+  void WhenEncoded(std::function<void(bool)> fn) {
     {
       std::lock_guard lock(mutex);
       if (!encoded) {
@@ -188,7 +212,7 @@ struct SaveJob {
         return;
       }
     }
-    fn();
+    fn(false);
   }
 };
 
@@ -278,21 +302,26 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
       });
     });
   }
-  // Queues the write of `job` on its slot's queue: at its turn, once the chunks are encoded, it
-  // runs on a worker and replies to `done`.
+  // Queues the write of `job` on its slot's queue. At its turn, once the chunks are encoded, a
+  // worker lays the file out (the worker that encoded them, when the turn came first) and hands it
+  // to the backend; the backend's completion replies to `done` and moves the queue on, so no
+  // thread waits for the write and no worker wakes between the write and the reply.
   void EnqueueWrite(std::shared_ptr<SaveJob> job, std::function<void(Result<SaveInfo>)> done) {
     auto self = shared_from_this();
     QueueOf(job->name.base())
         ->Enqueue([self, job, done = std::move(done)](FileQueue::Finished finished) {
-          job->WhenEncoded([self, job, done, finished = std::move(finished)]() mutable {
-            self->workers_.Post([self, job, done, finished = std::move(finished)]() mutable {
-              self->Reply(done, self->WriteSave(*job));
-              self->Finish(finished);
-            });
+          job->WhenEncoded([self, job, done, finished = std::move(finished)](bool on_worker) {
+            auto start = [self, job, done, finished]() mutable {
+              self->StartSave(job, std::move(done), std::move(finished));
+            };
+            if (on_worker) {
+              start();
+            } else {
+              self->workers_.Post(std::move(start));
+            }
           });
         });
   }
-
 
   // --- Copies of a slot (called only by that slot's queue operations) --------------------------
 
@@ -325,7 +354,16 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
 
   // --- Operations ---------------------------------------------------------------------------
 
-  Result<SaveInfo> WriteSave(SaveJob& job) {
+  // A save laid out and about to be written: what FinishSave needs once the backend answers.
+  struct PlannedSave {
+    Copies copies;
+    Copy target = Copy::kA;
+    std::uint64_t sequence = 0;
+    std::uint64_t size = 0;
+  };
+
+  // Chooses the copy to write and lays the file out as pieces (worker only; may read both copies).
+  Result<PlannedSave> PlanSave(SaveJob& job, std::vector<Bytes>* pieces_out) {
     if (!job.encoded->ok()) return job.encoded->status();
     Copies c = KnownCopies(job.name, job.slot);
     // A copy that could not be read may hold the newest save, or a sequence above the other's:
@@ -356,24 +394,50 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
         job.format_version, job.min_reader_version, job.header, std::move(**job.encoded));
     if (!pieces.ok()) return pieces.status();
     const std::uint64_t size = pieces->size;
+    *pieces_out = std::move(pieces->pieces);
 
     // Until the backend answers, the target counts as damaged.
     c.Of(target) = CopyInfo{CopyState::kDamaged, 0, 0, DamagedError("a save to it did not finish")};
     SetCopies(job.name, c);
-    const FileName target_name = job.name.copy() == target ? job.name : job.name.Other();
-    const Status written = WriteNow(backend_, target_name, std::move(pieces->pieces));
+    return PlannedSave{c, target, sequence, size};
+  }
+
+  // Runs a save at its turn (worker only): plans it, then writes it; the reply and the end of the
+  // turn come from the backend's completion (quick: bookkeeping and a post to the mailbox).
+  void StartSave(const std::shared_ptr<SaveJob>& job, std::function<void(Result<SaveInfo>)> done,
+                 FileQueue::Finished finished) {
+    std::vector<Bytes> pieces;
+    Result<PlannedSave> plan = PlanSave(*job, &pieces);
+    if (!plan.ok()) {
+      Reply(std::move(done), Result<SaveInfo>(plan.status()));
+      Finish(finished);
+      return;
+    }
+    const FileName target_name = job->name.copy() == plan->target ? job->name : job->name.Other();
+    auto self = shared_from_this();
+    backend_.Write(target_name, std::move(pieces),
+                   [self, job, plan = *std::move(plan), done = std::move(done),
+                    finished = std::move(finished)](Status written) mutable {
+                     self->Reply(std::move(done), self->FinishSave(*job, std::move(plan), written));
+                     self->Finish(finished);
+                   });
+  }
+
+  // Records what the backend answered for a planned save.
+  Result<SaveInfo> FinishSave(SaveJob& job, PlannedSave plan, const Status& written) {
+    Copies& c = plan.copies;
     if (!written.ok()) {
       // The copy may hold its old bytes, nothing valid, or (over a network) the new save: it is
       // unknown until read again, so the next operation reads both copies first.
-      c.Of(target).state = CopyState::kFailed;
-      c.Of(target).why = written;
+      c.Of(plan.target).state = CopyState::kFailed;
+      c.Of(plan.target).why = written;
       SetCopies(job.name, c);
       return written;
     }
-    c.Of(target) = CopyInfo{CopyState::kValid, sequence, size, Status()};
+    c.Of(plan.target) = CopyInfo{CopyState::kValid, plan.sequence, plan.size, Status()};
     SetCopies(job.name, c);
-    NoteSlot(job.slot, SlotInfoOf(job.slot, job.header, c, target, size));
-    return SaveInfo{job.slot, target, sequence, size};
+    NoteSlot(job.slot, SlotInfoOf(job.slot, job.header, c, plan.target, plan.size));
+    return SaveInfo{job.slot, plan.target, plan.sequence, plan.size};
   }
 
   Result<LoadResult> LoadNewest(const FileName& name, std::string_view slot) {
@@ -485,8 +549,11 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     Begin();
     auto self = shared_from_this();
     auto index_a = FileName::ForIndex(options_.prefix, Copy::kA);
-    RunInTurn(index_a->base(), [self] {
-      self->Reply(std::function<void(Status)>(), self->WriteIndex());
+    // As RunInTurn, but the write's completion ends the turn (no worker waits for it).
+    QueueOf(index_a->base())->Enqueue([self](FileQueue::Finished finished) {
+      self->workers_.Post([self, finished = std::move(finished)]() mutable {
+        self->StartIndexWrite(std::move(finished));
+      });
     });
   }
 
@@ -502,8 +569,75 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     return out;
   }
 
-  // The index as it stands, changes applied (index queue only).
-  Result<std::vector<SlotInfo>> CurrentIndex() {
+  // Lists the slots at the index queue's turn (any thread; quick). When the index must be read
+  // first, both copies' reads are asked for at once, from here, and the work that decodes them
+  // runs on a worker once both are in: the listing waits on no thread and wakes one worker.
+  void StartList(std::function<void(Result<std::vector<SlotInfo>>)> done,
+                 FileQueue::Finished finished) {
+    auto self = shared_from_this();
+    bool read = false;
+    if (options_.keep_index) {
+      IndexState& index = Index();
+      std::lock_guard index_lock(index.mutex);
+      read = !index.loaded;
+    }
+    if (!read) {
+      workers_.Post([self, done = std::move(done), finished = std::move(finished)]() mutable {
+        self->Reply(std::move(done), self->CurrentIndex());
+        self->Finish(finished);
+      });
+      return;
+    }
+    // Both copies' first bytes; once both are in, the completion (quick: two headers) asks for
+    // the newest copy whole, on the backend's own thread, and that read's completion hands
+    // everything to a worker.
+    struct Pending {
+      IndexReads reads;
+      std::atomic<int> left{2};
+    };
+    auto pending = std::make_shared<Pending>();
+    const FileName a = *FileName::ForIndex(options_.prefix, Copy::kA);
+    auto to_worker = [self, pending, done, finished]() mutable {
+      self->workers_.Post(
+          [self, pending, done = std::move(done), finished = std::move(finished)]() mutable {
+            self->Reply(std::move(done), self->CurrentIndex(&pending->reads));
+            self->Finish(finished);
+          });
+    };
+    auto head = [self, pending, a, to_worker](int i) {
+      return [self, pending, a, to_worker, i](Result<Bytes> r) mutable {
+        IndexReads& reads = pending->reads;
+        reads.whole[i] = !r.ok() || r->size() < kIndexHeadBytes;
+        reads.bytes[i].emplace(std::move(r));
+        if (pending->left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+        std::optional<Copy> newest;
+        if (!(reads.bytes[0]->ok() && NeedsMoreThan(**reads.bytes[0])) &&
+            !(reads.bytes[1]->ok() && NeedsMoreThan(**reads.bytes[1]))) {
+          Copies c;
+          c.a = IndexHeaderInfo(*reads.bytes[0]);
+          c.b = IndexHeaderInfo(*reads.bytes[1]);
+          newest = c.Newest();
+        }
+        if (!newest || reads.whole[static_cast<int>(*newest)]) {
+          to_worker();  // the worker reads whatever else it needs
+          return;
+        }
+        const int n = static_cast<int>(*newest);
+        self->backend_.Read(n == 0 ? a : a.Other(),
+                            [pending, to_worker, n](Result<Bytes> whole) mutable {
+                              pending->reads.bytes[n].emplace(std::move(whole));
+                              pending->reads.whole[n] = true;
+                              to_worker();
+                            });
+      };
+    };
+    backend_.ReadPrefix(a, kIndexHeadBytes, head(0));
+    backend_.ReadPrefix(a.Other(), kIndexHeadBytes, head(1));
+  }
+
+  // The index as it stands, changes applied (index queue only). `reads`: both index copies, when
+  // already read.
+  Result<std::vector<SlotInfo>> CurrentIndex(IndexReads* reads = nullptr) {
     if (!options_.keep_index) {
       // Nothing kept: the saves' headers, read afresh, already hold every change.
       {
@@ -515,11 +649,81 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     }
     IndexState& index = Index();
     std::lock_guard index_lock(index.mutex);
+    std::optional<std::vector<SlotInfo>> decoded;
+    ROLLY_RETURN_IF_ERROR(UpdateIndex(index, &decoded, reads));
+    if (decoded) return std::move(*decoded);
+    return DecodeIndex(index.sidx);
+  }
+
+  // DecodeSlotIndex, the copies of a large index's second half made on another worker when one
+  // is free to take them (else here), since a listing waits for every slot's copies.
+  Result<std::vector<SlotInfo>> DecodeIndex(ByteView sidx) {
+    constexpr std::size_t kSplitAbove = 256;
+    std::vector<store_internal::SlotIndexEntry> entries;
+    ROLLY_RETURN_IF_ERROR(store_internal::ScanSlotIndex(sidx, &entries));
+    const std::size_t n = entries.size();
+    std::vector<SlotInfo> slots(n);
+    auto convert = [&entries, &slots](std::size_t from, std::size_t to) {
+      for (std::size_t i = from; i < to; ++i) slots[i] = store_internal::ToSlotInfo(entries[i]);
+    };
+    if (n <= kSplitAbove || workers_.thread_count() < 2) {
+      convert(0, n);
+      return slots;
+    }
+    // Whoever claims the second half first converts it: the other worker if it is free, or this
+    // one once done with the first half. The posted task touches `entries` and `slots` only
+    // after claiming, and this thread waits for it then.
+    struct Half {
+      std::atomic<bool> claimed{false};
+      std::mutex mutex;
+      std::condition_variable cv;
+      bool done = false;
+    };
+    auto half = std::make_shared<Half>();
+    const std::size_t mid = n / 2;
+    workers_.Post([half, convert, mid, n] {
+      if (half->claimed.exchange(true)) return;
+      convert(mid, n);
+      std::lock_guard lock(half->mutex);
+      half->done = true;
+      half->cv.notify_one();
+    });
+    convert(0, mid);
+    if (!half->claimed.exchange(true)) {
+      convert(mid, n);
+    } else {
+      std::unique_lock lock(half->mutex);
+      half->cv.wait(lock, [&half] { return half->done; });
+    }
+    return slots;
+  }
+
+  // Loads the index once (from the backend, or rebuilt from the saves' headers), then applies the
+  // changes noted since (index queue only, `index.mutex` held). When given `decoded`, the bytes
+  // read are checked by decoding them there (one pass for a listing), and it is left empty when
+  // there was nothing to read or changes were applied.
+  Status UpdateIndex(IndexState& index, std::optional<std::vector<SlotInfo>>* decoded = nullptr,
+                     IndexReads* reads = nullptr) {
     if (!index.loaded) {
-      Result<std::map<std::string, SlotInfo>> loaded = ReadIndex(index);
-      if (!loaded.ok()) loaded = RebuildIndex();
-      if (!loaded.ok()) return loaded.status();
-      index.slots = std::move(loaded).value();
+      Result<Bytes> loaded = ReadIndex(index, reads);
+      if (loaded.ok()) {
+        Status checked;
+        if (decoded != nullptr) {
+          Result<std::vector<SlotInfo>> slots = DecodeIndex(*loaded);
+          checked = slots.status();
+          if (slots.ok()) decoded->emplace(std::move(slots).value());
+        } else {
+          checked = store_internal::CheckSlotIndex(*loaded);
+        }
+        if (!checked.ok()) loaded = checked;
+      }
+      if (!loaded.ok()) {
+        ROLLY_ASSIGN_OR_RETURN(const auto slots, RebuildIndex());
+        Bytes sidx;
+        store_internal::EncodeSlotIndex(Listed(slots), &sidx);
+        loaded = std::move(sidx);
+      }
+      index.sidx = std::move(loaded).value();
       index.loaded = true;
     }
     std::map<std::string, std::optional<SlotInfo>> changes;
@@ -527,34 +731,110 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
       std::lock_guard lock(mutex_);
       changes.swap(index_changes_);
     }
-    for (auto& [slot, info] : changes) {
-      if (info) {
-        index.slots[slot] = std::move(*info);
-      } else {
-        index.slots.erase(slot);
-      }
-    }
-    return Listed(index.slots);
+    if (changes.empty()) return OkStatus();
+    if (decoded != nullptr) decoded->reset();
+    Bytes merged;
+    // Invariant: index.sidx was checked when read, or made by this code.
+    const Status s = store_internal::MergeSlotIndex(index.sidx, changes, &merged);
+    assert(s.ok());
+    if (!s.ok()) return s;
+    index.sidx = std::move(merged);
+    return OkStatus();
   }
 
-  Result<std::map<std::string, SlotInfo>> ReadIndex(IndexState& index) {
+  // Reads both index copies (side by side, one hand-off; or takes `reads`, both already read) and
+  // returns the SIDX bytes of the newest valid one, entries not yet checked. The copies' headers
+  // say which is newest; only that one is checked whole (and the other if it fails), which picks
+  // the same copy as checking both and writes to the same one.
+  Result<Bytes> ReadIndex(IndexState& index, IndexReads* reads = nullptr) {
     ROLLY_ASSIGN_OR_RETURN(const FileName a, FileName::ForIndex(options_.prefix, Copy::kA));
-    CheckedCopy copies[2] = {CheckCopy(backend_, a, ""), CheckCopy(backend_, a.Other(), "")};
+    const FileName names[2] = {a, a.Other()};
+    IndexReads read_here;
+    if (reads == nullptr) {
+      ReadBothNow(a, a.Other(), read_here.bytes);
+      reads = &read_here;
+    }
+    auto& bytes = reads->bytes;
+    // A copy read only in part, whose header goes on past what was read, is read whole.
+    for (int i = 0; i < 2; ++i) {
+      if (!reads->whole[i] && (*bytes[i]).ok() && NeedsMoreThan(**bytes[i])) {
+        bytes[i].emplace(ReadNow(backend_, names[i]));
+        reads->whole[i] = true;
+      }
+    }
     Copies& known = index.copies;
     known.known = true;
-    known.a = copies[0].info;
-    known.b = copies[1].info;
-    const std::optional<Copy> newest = known.Newest();
-    if (!newest) return NoCopyStatus(known);
-    ROLLY_ASSIGN_OR_RETURN(format::File file,
-                           format::Read(copies[static_cast<int>(*newest)].bytes, kLoadOptions));
-    const format::Chunk* chunk = file.Find(format::kSlotIndexChunk);
-    if (chunk == nullptr) return DamagedError("slot index: no SIDX chunk");
-    ROLLY_ASSIGN_OR_RETURN(std::vector<SlotInfo> slots,
-                           store_internal::DecodeSlotIndex(chunk->data()));
-    std::map<std::string, SlotInfo> out;
-    for (SlotInfo& s : slots) out.emplace(s.slot, std::move(s));
-    return out;
+    known.a = IndexHeaderInfo(*bytes[0]);
+    known.b = IndexHeaderInfo(*bytes[1]);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      const std::optional<Copy> newest = known.Newest();
+      if (!newest) break;
+      const int n = static_cast<int>(*newest);
+      if (!reads->whole[n]) {
+        bytes[n].emplace(ReadNow(backend_, names[n]));
+        reads->whole[n] = true;
+      }
+      Result<format::File> file = (*bytes[n]).ok() ? format::Read(**bytes[n], kLoadOptions)
+                                                   : Result<format::File>((*bytes[n]).status());
+      Status why = file.status();
+      if (file.ok()) {
+        for (format::Chunk& chunk : file->chunks) {
+          if (chunk.id() != format::kSlotIndexChunk) continue;
+          return chunk.TakeData();  // its entries are checked by the caller
+        }
+        return DamagedError("slot index: no SIDX chunk");
+      }
+      known.Of(*newest).state = StateOf(why);
+      known.Of(*newest).why = why;
+    }
+    return NoCopyStatus(known);
+  }
+
+  // What an index copy's prelude and header say of it (the rest is checked when it is read).
+  static CopyInfo IndexHeaderInfo(const Result<Bytes>& bytes) {
+    CopyInfo info;
+    if (!bytes.ok()) {
+      info.state = StateOf(bytes.status());
+      info.why = bytes.status();
+      return info;
+    }
+    const Result<format::Prelude> prelude = format::ReadPrelude(*bytes);
+    Result<format::Header> header =
+        prelude.ok() ? format::ReadHeader(*bytes) : Result<format::Header>(prelude.status());
+    if (header.ok() && !header->slot_name.empty()) {
+      header = DamagedError(fmt::format("header: holds slot \"{}\"", header->slot_name));
+    }
+    if (!header.ok()) {
+      info.state = StateOf(header.status());
+      info.why = header.status();
+      return info;
+    }
+    info.state = CopyState::kValid;
+    info.sequence = header->sequence;
+    info.size = prelude->file_size;  // `bytes` may be the first bytes only
+    return info;
+  }
+
+  // Reads two files at once and waits for both: the backend may run them side by side, or back to
+  // back without waking this thread in between.
+  void ReadBothNow(const FileName& first, const FileName& second,
+                   std::optional<Result<Bytes>> (&out)[2]) {
+    struct Wait {
+      std::mutex mutex;
+      std::condition_variable cv;
+      int left = 2;
+    } wait;
+    auto reader = [&wait, &out](int i) {
+      return [&wait, &out, i](Result<Bytes> r) {
+        std::lock_guard lock(wait.mutex);
+        out[i].emplace(std::move(r));
+        if (--wait.left == 0) wait.cv.notify_one();
+      };
+    };
+    backend_.Read(first, reader(0));
+    backend_.Read(second, reader(1));
+    std::unique_lock lock(wait.mutex);
+    wait.cv.wait(lock, [&wait] { return wait.left == 0; });
   }
 
   // Rebuilds the index from the saves' headers (prelude and header of each copy only).
@@ -623,15 +903,44 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     return out;
   }
 
-  Status WriteIndex() {
+  // Writes the index with the changes noted so far, at the index queue's turn (worker only). The
+  // backend's completion records the copy written, replies and ends the turn.
+  void StartIndexWrite(FileQueue::Finished finished) {
     {
       std::lock_guard lock(mutex_);
       index_write_queued_ = false;
     }
-    ROLLY_ASSIGN_OR_RETURN(const std::vector<SlotInfo> slots, CurrentIndex());
+    Copy target = Copy::kA;
+    std::uint64_t sequence = 0;
+    Result<Bytes> bytes = PlanIndexWrite(&target, &sequence);
+    if (!bytes.ok()) {
+      Reply(std::function<void(Status)>(), bytes.status());
+      Finish(finished);
+      return;
+    }
+    const FileName a = *FileName::ForIndex(options_.prefix, Copy::kA);
+    const std::uint64_t size = bytes->size();
+    auto self = shared_from_this();
+    backend_.Write(
+        target == Copy::kA ? a : a.Other(), std::move(bytes).value(),
+        [self, target, sequence, size, finished = std::move(finished)](Status written) mutable {
+          if (written.ok()) {
+            IndexState& index = self->Index();
+            std::lock_guard index_lock(index.mutex);
+            index.copies.Of(target) = CopyInfo{CopyState::kValid, sequence, size, Status()};
+          }
+          self->Reply(std::function<void(Status)>(), std::move(written));
+          self->Finish(finished);
+        });
+  }
+
+  // The index file to write, with every change noted so far, and the copy it goes to (counted as
+  // damaged until the write is done) with its sequence.
+  Result<Bytes> PlanIndexWrite(Copy* target, std::uint64_t* sequence) {
     ROLLY_ASSIGN_OR_RETURN(const FileName a, FileName::ForIndex(options_.prefix, Copy::kA));
     IndexState& index = Index();
     std::lock_guard index_lock(index.mutex);
+    ROLLY_RETURN_IF_ERROR(UpdateIndex(index));
     Copies& known = index.copies;
     if (!known.known) {
       known.known = true;
@@ -642,19 +951,15 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     file.header.kind = static_cast<std::uint32_t>(format::SaveKind::kIndex);
     const std::optional<Copy> newest = known.Newest();
     file.header.sequence = newest ? known.Of(*newest).sequence + 1 : 1;
-    Bytes payload;
-    store_internal::EncodeSlotIndex(slots, &payload);
-    file.chunks.emplace_back(format::kSlotIndexChunk, "", std::move(payload));
-    ROLLY_ASSIGN_OR_RETURN(Bytes bytes, format::Write(file, options_.write));
-    const Copy target = newest ? OtherCopy(*newest) : Copy::kA;
-    const std::uint64_t size = bytes.size();
-    known.Of(target) = CopyInfo{CopyState::kDamaged, 0, 0, Status()};
-    const Status written =
-        WriteNow(backend_, target == Copy::kA ? a : a.Other(), std::move(bytes));
-    if (written.ok()) {
-      known.Of(target) = CopyInfo{CopyState::kValid, file.header.sequence, size, Status()};
-    }
-    return written;
+    file.chunks.emplace_back(format::kSlotIndexChunk, "", Bytes(index.sidx));
+    // Stored, never compressed: a listing then reads it without decompressing anything.
+    format::WriteOptions write = options_.write;
+    write.compress = false;
+    ROLLY_ASSIGN_OR_RETURN(Bytes bytes, format::Write(file, write));
+    *target = newest ? OtherCopy(*newest) : Copy::kA;
+    *sequence = file.header.sequence;
+    known.Of(*target) = CopyInfo{CopyState::kDamaged, 0, 0, Status()};
+    return bytes;
   }
 
   Backend& backend_;
@@ -791,7 +1096,9 @@ void Store::ListSlots(ListCallback done) {
     return;
   }
   auto self = impl_;
-  self->RunInTurn(index->base(), [self, done] { self->Reply(done, self->CurrentIndex()); });
+  self->QueueOf(index->base())->Enqueue([self, done](FileQueue::Finished finished) {
+    self->StartList(done, std::move(finished));
+  });
 }
 
 Status Store::Flush(Mailbox::Clock::time_point deadline) {

@@ -1,9 +1,13 @@
 // SIDX: a varint count, then per slot its name, title, time, sequence, kind, game data version,
-// metadata, size, copy and copy states.
+// metadata, size, copy and copy states. One scanner checks every entry in place (views into the
+// bytes); decoding, checking and merging all go through it.
 
 #include "rolly/store/internal/slot_index_codec.h"
 
 #include <fmt/format.h>
+
+#include <cstring>
+#include <string_view>
 
 #include "rolly/core/utf8.h"
 #include "rolly/format/format_constants.h"
@@ -13,25 +17,204 @@ namespace {
 
 using store::CopyState;
 using store::SlotInfo;
+using Entry = SlotIndexEntry;
 
 constexpr std::uint8_t kRecoveredFlag = 1;
 constexpr std::size_t kMinEntrySize = 12;
 
-bool ReadString(ByteReader& r, std::size_t max, bool allow_empty, std::string* out) {
-  std::string_view s;
-  if (!r.LengthPrefixed(max, &s) || (!allow_empty && s.empty()) ||
-      s.find('\0') != std::string_view::npos || !IsValidUtf8(s)) {
-    return r.Fail();
+// True when `s` is all ASCII without NUL, eight bytes at a time: the common case, which needs no
+// code point walk.
+bool IsPlainAscii(std::string_view s) {
+  const char* p = s.data();
+  std::size_t n = s.size();
+  constexpr std::uint64_t kHigh = 0x8080808080808080ull, kLow = 0x0101010101010101ull;
+  for (; n >= 8; p += 8, n -= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    // A high bit set, or a zero byte.
+    if ((w & kHigh) != 0 || ((w - kLow) & ~w & kHigh) != 0) return false;
   }
-  out->assign(s);
+  for (; n > 0; ++p, --n) {
+    const auto b = static_cast<unsigned char>(*p);
+    if (b == 0 || b >= 0x80) return false;
+  }
   return true;
 }
 
-bool ReadState(ByteReader& r, CopyState* out) {
+// A bounded cursor with ByteReader's rules (varints in shortest form, at most ten bytes), inline
+// and over a local copy of the position, so a listing's dozen fields per slot stay in registers.
+class Cursor {
+ public:
+  explicit Cursor(ByteView bytes) : p_(bytes.data()), end_(bytes.data() + bytes.size()) {}
+
+  std::size_t remaining() const { return static_cast<std::size_t>(end_ - p_); }
+  const std::uint8_t* position() const { return p_; }
+
+  bool Varint(std::uint64_t* v) {
+    const std::uint8_t* p = p_;
+    if (p < end_ && *p < 0x80) {  // one byte: most of them
+      *v = *p;
+      p_ = p + 1;
+      return true;
+    }
+    if (end_ - p >= 8) {
+      // Up to eight bytes at once: the stop byte is the first without its top bit.
+      std::uint64_t w;
+      std::memcpy(&w, p, 8);
+      w = le64(w);
+      const std::uint64_t stops = ~w & 0x8080808080808080ull;
+      if (stops != 0) {
+        const int len = (__builtin_ctzll(stops) >> 3) + 1;  // 2 to 8 here
+        // Shortest form only: a last byte of zero after others is an overlong encoding.
+        if (((w >> (8 * (len - 1))) & 0xFF) == 0) return false;
+        std::uint64_t x = len == 8 ? w : w & ((std::uint64_t{1} << (8 * len)) - 1);
+        x &= 0x7F7F7F7F7F7F7F7Full;
+        x = ((x & 0x7F007F007F007F00ull) >> 1) | (x & 0x007F007F007F007Full);
+        x = ((x & 0x3FFF00003FFF0000ull) >> 2) | (x & 0x00003FFF00003FFFull);
+        x = ((x & 0x0FFFFFFF00000000ull) >> 4) | (x & 0x000000000FFFFFFFull);
+        *v = x;
+        p_ = p + len;
+        return true;
+      }
+    }
+    std::uint64_t result = 0;
+    for (int shift = 0, i = 0; i < 10; ++i, shift += 7) {
+      if (p >= end_) return false;
+      const std::uint8_t byte = *p++;
+      // The tenth byte may carry only the top bit of a 64-bit value.
+      if (i == 9 && byte > 1) return false;
+      result |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) {
+        if (byte == 0 && i > 0) return false;
+        *v = result;
+        p_ = p;
+        return true;
+      }
+    }
+    return false;
+  }
+  bool VarintAtMost(std::uint64_t max, std::uint64_t* v) { return Varint(v) && *v <= max; }
+  bool SignedVarint(std::int64_t* v) {
+    std::uint64_t u;
+    if (!Varint(&u)) return false;
+    *v = ZigZagDecode(u);
+    return true;
+  }
+  bool U8(std::uint8_t* v) {
+    if (p_ >= end_) return false;
+    *v = *p_++;
+    return true;
+  }
+  bool LengthPrefixed(std::size_t max, ByteView* out) {
+    std::uint64_t n;
+    if (!VarintAtMost(max, &n) || n > remaining()) return false;
+    *out = ByteView(p_, static_cast<std::size_t>(n));
+    p_ += n;
+    return true;
+  }
+
+ private:
+  static std::uint64_t le64(std::uint64_t w) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return __builtin_bswap64(w);
+#else
+    return w;
+#endif
+  }
+
+  const std::uint8_t* p_;
+  const std::uint8_t* end_;
+};
+
+bool ReadString(Cursor& r, std::size_t max, bool allow_empty, std::string_view* out) {
+  ByteView b;
+  if (!r.LengthPrefixed(max, &b) || (!allow_empty && b.empty())) return false;
+  const std::string_view s = AsChars(b);
+  if (!IsPlainAscii(s) && (s.find('\0') != std::string_view::npos || !IsValidUtf8(s))) {
+    return false;
+  }
+  *out = s;
+  return true;
+}
+
+bool ReadState(Cursor& r, CopyState* out) {
   std::uint8_t v;
-  if (!r.U8(&v) || v > static_cast<std::uint8_t>(CopyState::kFailed)) return r.Fail();
+  if (!r.U8(&v) || v > static_cast<std::uint8_t>(CopyState::kFailed)) return false;
   *out = static_cast<CopyState>(v);
   return true;
+}
+
+// Walks the entries in order, checking each and their order; status() says why it stopped early.
+class Scanner {
+ public:
+  explicit Scanner(ByteView bytes) : r_(bytes) {
+    if (!r_.VarintAtMost(kMaxIndexedSlots, &count_) || count_ > r_.remaining() / kMinEntrySize) {
+      status_ = DamagedError("slot index: the slot count is not valid");
+    }
+  }
+
+  std::uint64_t count() const { return count_; }
+  const Status& status() const { return status_; }
+
+  // The next entry; false at the end (status() Ok when every byte was an entry) or on damage.
+  bool Next(Entry* e) {
+    if (!status_.ok()) return false;
+    if (next_ == count_) {
+      if (r_.remaining() != 0) status_ = DamagedError("slot index: trailing bytes");
+      return false;
+    }
+    Cursor r = r_;  // a local copy, kept in registers
+    const std::uint8_t* start = r.position();
+    std::uint64_t kind, gdv;
+    std::uint8_t copy, flags;
+    const bool ok = ReadString(r, store::kMaxSlotNameSize, false, &e->slot) &&
+                    ReadString(r, format::kMaxTitleSize, true, &e->title) &&
+                    r.SignedVarint(&e->save_time_us) && r.Varint(&e->sequence) &&
+                    r.VarintAtMost(UINT32_MAX, &kind) && r.VarintAtMost(UINT32_MAX, &gdv) &&
+                    r.LengthPrefixed(format::kMaxMetadataSize, &e->metadata) &&
+                    r.Varint(&e->size) && r.U8(&copy) && copy <= 1 && ReadState(r, &e->state_a) &&
+                    ReadState(r, &e->state_b) && r.U8(&flags) && (flags & ~kRecoveredFlag) == 0;
+    r_ = r;
+    if (!ok) {
+      status_ = DamagedError(fmt::format("slot index: entry {} is not valid", next_));
+      return false;
+    }
+    if (next_ > 0 && !(previous_ < e->slot)) {
+      status_ =
+          DamagedError(fmt::format("slot index: entry {} is out of order or repeated", next_));
+      return false;
+    }
+    e->kind = static_cast<std::uint32_t>(kind);
+    e->game_data_version = static_cast<std::uint32_t>(gdv);
+    e->copy = static_cast<store::Copy>(copy);
+    e->recovered = (flags & kRecoveredFlag) != 0;
+    e->encoded = ByteView(start, static_cast<std::size_t>(r.position() - start));
+    previous_ = e->slot;
+    ++next_;
+    return true;
+  }
+
+ private:
+  Cursor r_;
+  std::uint64_t count_ = 0;
+  std::uint64_t next_ = 0;
+  std::string_view previous_;
+  Status status_;
+};
+
+void EncodeEntry(const SlotInfo& s, ByteWriter& w) {
+  w.LengthPrefixed(s.slot);
+  w.LengthPrefixed(s.title);
+  w.SignedVarint(s.save_time_us);
+  w.Varint(s.sequence);
+  w.Varint(s.kind);
+  w.Varint(s.game_data_version);
+  w.LengthPrefixed(s.metadata);
+  w.Varint(s.size);
+  w.U8(static_cast<std::uint8_t>(s.copy));
+  w.U8(static_cast<std::uint8_t>(s.state_a));
+  w.U8(static_cast<std::uint8_t>(s.state_b));
+  w.U8(s.recovered ? kRecoveredFlag : 0);
 }
 
 }  // namespace
@@ -39,55 +222,92 @@ bool ReadState(ByteReader& r, CopyState* out) {
 void EncodeSlotIndex(const std::vector<SlotInfo>& slots, Bytes* out) {
   ByteWriter w(out);
   w.Varint(slots.size());
-  for (const SlotInfo& s : slots) {
-    w.LengthPrefixed(s.slot);
-    w.LengthPrefixed(s.title);
-    w.SignedVarint(s.save_time_us);
-    w.Varint(s.sequence);
-    w.Varint(s.kind);
-    w.Varint(s.game_data_version);
-    w.LengthPrefixed(s.metadata);
-    w.Varint(s.size);
-    w.U8(static_cast<std::uint8_t>(s.copy));
-    w.U8(static_cast<std::uint8_t>(s.state_a));
-    w.U8(static_cast<std::uint8_t>(s.state_b));
-    w.U8(s.recovered ? kRecoveredFlag : 0);
-  }
+  for (const SlotInfo& s : slots) EncodeEntry(s, w);
+}
+
+SlotInfo ToSlotInfo(const SlotIndexEntry& e) {
+  return SlotInfo{std::string(e.slot),
+                  std::string(e.title),
+                  e.save_time_us,
+                  e.sequence,
+                  e.kind,
+                  e.game_data_version,
+                  Bytes(e.metadata.begin(), e.metadata.end()),
+                  e.size,
+                  e.copy,
+                  e.state_a,
+                  e.state_b,
+                  e.recovered};
 }
 
 Result<std::vector<SlotInfo>> DecodeSlotIndex(ByteView bytes) {
-  ByteReader r(bytes);
-  std::uint64_t count;
-  if (!r.VarintAtMost(kMaxIndexedSlots, &count) || count > r.remaining() / kMinEntrySize) {
-    return DamagedError("slot index: the slot count is not valid");
-  }
+  Scanner scan(bytes);
+  ROLLY_RETURN_IF_ERROR(scan.status());
   std::vector<SlotInfo> slots;
-  slots.reserve(count);
-  for (std::uint64_t i = 0; i < count; ++i) {
-    SlotInfo s;
-    std::uint64_t kind, gdv;
-    ByteView metadata;
-    std::uint8_t copy, flags;
-    const bool ok =
-        ReadString(r, store::kMaxSlotNameSize, false, &s.slot) &&
-        ReadString(r, format::kMaxTitleSize, true, &s.title) && r.SignedVarint(&s.save_time_us) &&
-        r.Varint(&s.sequence) && r.VarintAtMost(UINT32_MAX, &kind) &&
-        r.VarintAtMost(UINT32_MAX, &gdv) && r.LengthPrefixed(format::kMaxMetadataSize, &metadata) &&
-        r.Varint(&s.size) && r.U8(&copy) && copy <= 1 && ReadState(r, &s.state_a) &&
-        ReadState(r, &s.state_b) && r.U8(&flags) && (flags & ~kRecoveredFlag) == 0;
-    if (!ok) return DamagedError(fmt::format("slot index: entry {} is not valid", i));
-    if (!slots.empty() && !(slots.back().slot < s.slot)) {
-      return DamagedError(fmt::format("slot index: entry {} is out of order or repeated", i));
-    }
-    s.kind = static_cast<std::uint32_t>(kind);
-    s.game_data_version = static_cast<std::uint32_t>(gdv);
-    s.metadata.assign(metadata.begin(), metadata.end());
-    s.copy = static_cast<store::Copy>(copy);
-    s.recovered = (flags & kRecoveredFlag) != 0;
-    slots.push_back(std::move(s));
-  }
-  if (!r.empty()) return DamagedError("slot index: trailing bytes");
+  slots.reserve(scan.count());
+  Entry e;
+  while (scan.Next(&e)) slots.push_back(ToSlotInfo(e));
+  ROLLY_RETURN_IF_ERROR(scan.status());
   return slots;
+}
+
+Status ScanSlotIndex(ByteView bytes, std::vector<SlotIndexEntry>* entries) {
+  Scanner scan(bytes);
+  ROLLY_RETURN_IF_ERROR(scan.status());
+  entries->clear();
+  entries->resize(scan.count());
+  std::size_t i = 0;
+  while (scan.Next(&(*entries)[i])) ++i;
+  return scan.status();
+}
+
+Status CheckSlotIndex(ByteView bytes) {
+  Scanner scan(bytes);
+  Entry e;
+  while (scan.Next(&e)) {
+  }
+  return scan.status();
+}
+
+Status MergeSlotIndex(ByteView bytes, const std::map<std::string, std::optional<SlotInfo>>& changes,
+                      Bytes* out) {
+  Scanner scan(bytes);
+  ROLLY_RETURN_IF_ERROR(scan.status());
+  Bytes body;
+  body.reserve(bytes.size() + 256 * changes.size());
+  ByteWriter w(&body);
+  std::uint64_t count = 0;
+  auto change = changes.begin();
+  // The changes before `slot` (all that are left when null) go in, in order.
+  auto put_changes_before = [&](const std::string_view* slot) {
+    for (; change != changes.end() && (slot == nullptr || change->first < *slot); ++change) {
+      if (change->second) {
+        EncodeEntry(*change->second, w);
+        ++count;
+      }
+    }
+  };
+  Entry e;
+  while (scan.Next(&e)) {
+    put_changes_before(&e.slot);
+    if (change != changes.end() && change->first == e.slot) {
+      if (change->second) {
+        EncodeEntry(*change->second, w);
+        ++count;
+      }
+      ++change;
+      continue;
+    }
+    body.insert(body.end(), e.encoded.begin(), e.encoded.end());
+    ++count;
+  }
+  ROLLY_RETURN_IF_ERROR(scan.status());
+  put_changes_before(nullptr);
+  out->clear();
+  out->reserve(body.size() + 10);
+  ByteWriter(out).Varint(count);
+  out->insert(out->end(), body.begin(), body.end());
+  return OkStatus();
 }
 
 }  // namespace rolly::store_internal
