@@ -14,7 +14,7 @@ expect_err_match '^rolly: a verb is required \(info, slots or verify\)$'
 run "$ROLLY" frobnicate file.rsav
 expect_exit 2
 expect_empty_stdout
-expect_err_match "^rolly: unknown verb 'frobnicate' \(the verbs are info, slots and verify\)$"
+expect_err_match "^rolly: unknown verb 'frobnicate' \(the verbs are demo, info, slots and verify\)$"
 
 run "$ROLLY" --no-such-option
 expect_exit 2

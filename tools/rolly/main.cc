@@ -73,11 +73,20 @@ int main(int argc, char** argv) {
   slots_cmd->add_flag("--verify", slots.verify,
                       "Check both copies of every slot whole instead of trusting the index");
 
+  rolly::cli::DemoOptions demo;
+  CLI::App* demo_cmd = app.add_subcommand(
+      "demo", "Play the sample game, save it, load it into a fresh game and compare.");
+  demo_cmd->add_option("--dir", demo.dir, "The save folder")->capture_default_str();
+  demo_cmd->add_option("--actors", demo.actors, "Placed actors on the sample map")
+      ->capture_default_str();
+  demo_cmd->add_option("--saves", demo.saves, "Saves made while playing")->capture_default_str();
+  demo_cmd->add_option("--seed", demo.seed, "Seed of the map and the play")->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ExtrasError& e) {
     if (app.get_subcommands().empty() && argv[1][0] != '-') {
-      std::fprintf(stderr, "rolly: unknown verb '%s' (the verbs are info, slots and verify)\n%s",
+      std::fprintf(stderr, "rolly: unknown verb '%s' (the verbs are demo, info, slots and verify)\n%s",
                    argv[1], kMoreInfo);
       return rolly::cli::kExitUsage;
     }
@@ -96,6 +105,7 @@ int main(int argc, char** argv) {
     return rolly::cli::RunInfo(info, stdout, stderr);
   }
   if (slots_cmd->parsed()) return rolly::cli::RunSlots(slots, stdout, stderr);
+  if (demo_cmd->parsed()) return rolly::cli::RunDemo(demo, stdout, stderr);
   verify.known_chunks = ToChunkIds(verify_known);
   return rolly::cli::RunVerify(verify, stdout, stderr);
 }

@@ -89,6 +89,16 @@ struct SlotsOptions {
 // read or a prefix outside the name rules.
 int RunSlots(const SlotsOptions& options, std::FILE* out, std::FILE* err);
 
+// `rolly demo`: the main job (docs/cli.md). Exit 0 when the loaded world equals the saved one,
+// 1 on a difference or a failure, 2 on a usage error.
+struct DemoOptions {
+  std::string dir = "saves";
+  int actors = 10'000;
+  int saves = 1;
+  std::uint64_t seed = 1;
+};
+int RunDemo(const DemoOptions& options, std::FILE* out, std::FILE* err);
+
 }  // namespace rolly::cli
 
 #endif  // ROLLY_TOOLS_ROLLY_VERBS_H_

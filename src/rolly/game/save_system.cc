@@ -14,8 +14,8 @@ constexpr std::size_t kMaxSlotName = 1024;
 constexpr std::string_view kReservedPrefix = "rolly.";
 
 bool IsWorldChunk(const format::Chunk& c) {
-  std::string_view id = c.id().view();
-  return id == "GLOB" || id == "WRLD" || id == "PLYR";
+  const format::ChunkId id = c.id();  // view() points into the ID: keep it alive
+  return id.view() == "GLOB" || id.view() == "WRLD" || id.view() == "PLYR";
 }
 
 std::int64_t NowMicros() {

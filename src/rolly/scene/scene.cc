@@ -580,30 +580,46 @@ void Scene::BeginPlayOf(Actor& actor) {
   actor.BeginPlay();
 }
 
-void Scene::EndAndDestroy(Actor& actor) {
-  const Guid id = actor.id;
-  if (actor.begun_play) {
-    actor.begun_play = false;
-    actor.EndPlay();
-  }
+void Scene::EndAndDestroy(Actor& actor) { DestroyMany({actor.id}); }
+
+void Scene::DestroyMany(const std::vector<Guid>& ids) {
   World& w = *world_;
-  auto it = w.by_id.find(id);
-  if (it == w.by_id.end()) return;  // EndPlay destroyed it already
-  // Other actors let go of it: attachments, owners, players, reference fields.
+  // End play first (EndPlay may destroy others; those are gone from the world then).
+  for (Guid id : ids) {
+    Actor* a = w.Find(id);
+    if (a != nullptr && a->begun_play) {
+      a->begun_play = false;
+      a->EndPlay();
+    }
+  }
+  std::unordered_set<Guid> gone_ids;
+  std::unordered_set<const Actor*> gone;
+  for (Guid id : ids) {
+    if (Actor* a = w.Find(id)) {
+      gone_ids.insert(id);
+      gone.insert(a);
+    }
+  }
+  if (gone.empty()) return;
+  // Other actors let go of them, in one pass however many go: attachments, owners, players,
+  // reference fields.
   for (const auto& [seq, other] : w.actors) {
-    if (other->attach_parent == id) {
+    if (other->attach_parent != Guid() && gone_ids.count(other->attach_parent)) {
       other->attach_parent = Guid();
       other->attach_socket = Name();
     }
-    if (other->owner_id == id) other->owner_id = Guid();
+    if (other->owner_id != Guid() && gone_ids.count(other->owner_id)) other->owner_id = Guid();
   }
   for (LocalPlayer& p : w.players)
-    if (p.pawn == &actor) p.pawn = nullptr;
-  ClearReferencesTo(actor);
-  w.deferred.erase(id);
-  const std::uint64_t seq = it->second;
-  w.by_id.erase(it);
-  w.actors.erase(seq);
+    if (gone.count(p.pawn)) p.pawn = nullptr;
+  ClearReferencesTo(gone);
+  for (Guid id : gone_ids) {
+    w.deferred.erase(id);
+    auto it = w.by_id.find(id);
+    const std::uint64_t seq = it->second;
+    w.by_id.erase(it);
+    w.actors.erase(seq);
+  }
 }
 
 namespace {
@@ -627,22 +643,25 @@ void CollectRefFields(const ClassInfo& cls, std::vector<RefField>* out) {
   }
 }
 
-void ClearIn(const ClassInfo& gone_cls, const void* gone, const reflect::Type& type, void* field) {
+// Clears a reference field (or a vector of them) that points at an actor in `gone`.
+void ClearIn(const ClassInfo& actor_class, const std::unordered_set<const Actor*>& gone,
+             const reflect::Type& type, void* field) {
   if (type.kind == reflect::Kind::kVector) {
     for (std::size_t i = 0; i < type.container->size(field); ++i)
-      ClearIn(gone_cls, gone, *type.element, type.container->element(field, i));
+      ClearIn(actor_class, gone, *type.element, type.container->element(field, i));
     return;
   }
-  const void* as_target = TypeRegistry::Upcast(gone_cls, gone, *type.class_info);
-  if (as_target != nullptr && type.pointer->get(field) == as_target)
-    type.pointer->set(field, nullptr);
+  void* target = type.pointer->get(field);
+  if (target == nullptr || !type.class_info->IsA(actor_class)) return;
+  // The field holds a C* for some actor class C: seen as an Actor, is it one that goes?
+  const void* as_actor = TypeRegistry::Upcast(*type.class_info, target, actor_class);
+  if (gone.count(static_cast<const Actor*>(as_actor))) type.pointer->set(field, nullptr);
 }
 
 }  // namespace
 
-void Scene::ClearReferencesTo(const Actor& gone) {
-  const reflect::ObjectRef g = registry_.DynamicClass(*registry_.FindClass<Actor>(), &gone);
-  if (g.cls == nullptr) return;
+void Scene::ClearReferencesTo(const std::unordered_set<const Actor*>& gone) {
+  const ClassInfo& actor_base = *registry_.FindClass<Actor>();
   auto scrub = [&](const reflect::ObjectRef& o) {
     if (o.cls == nullptr) return;
     auto cached = ref_fields_.find(o.cls);
@@ -654,12 +673,12 @@ void Scene::ClearReferencesTo(const Actor& gone) {
       cached = ref_fields_.emplace(o.cls, std::move(pairs)).first;
     }
     for (const auto& [offset, type] : cached->second)
-      ClearIn(*g.cls, g.object, *type, static_cast<char*>(const_cast<void*>(o.object)) + offset);
+      ClearIn(actor_base, gone, *type, static_cast<char*>(const_cast<void*>(o.object)) + offset);
   };
   const ClassInfo* actor_class = registry_.FindClass<Actor>();
   const ClassInfo* component_class = registry_.FindClass<Component>();
   for (const auto& [seq, a] : world_->actors) {
-    if (a.get() == &gone) continue;
+    if (gone.count(a.get())) continue;
     scrub(registry_.DynamicClass(*actor_class, a.get()));
     for (const auto& c : a->components) scrub(registry_.DynamicClass(*component_class, c.get()));
   }
@@ -879,7 +898,11 @@ void Scene::FinishSpawn(Guid id) {
 }
 
 void Scene::DestroyActor(Guid id) {
-  if (Actor* a = FindActor(id)) EndAndDestroy(*a);
+  if (world_ && FindActor(id)) DestroyMany({id});
+}
+
+void Scene::DestroyActors(const std::vector<Guid>& ids) {
+  if (world_) DestroyMany(ids);
 }
 
 void Scene::Place(Guid id, const world::Placement& placement) {

@@ -63,6 +63,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <unordered_set>
 #include <vector>
 
 #include "rolly/core/guid.h"
@@ -109,6 +110,9 @@ class Scene : public world::Host {
                                       const reflect::Transformd& transform) override;
   void FinishSpawn(Guid id) override;
   void DestroyActor(Guid id) override;
+  // Destroys every actor of `ids` there is, in one pass over the world (a load removing many
+  // placed actors, or game code destroying many at once).
+  void DestroyActors(const std::vector<Guid>& ids) override;
   void Place(Guid id, const world::Placement& placement) override;
   // Builds the map at `map` (see the header comment); makes the game instance too when there is
   // none yet. On failure the current world stays as it was. Keeps the game instance and its
@@ -209,7 +213,8 @@ class Scene : public world::Host {
   void TearDown();
   void BeginPlayOf(Actor& actor);
   void EndAndDestroy(Actor& actor);
-  void ClearReferencesTo(const Actor& gone);
+  void DestroyMany(const std::vector<Guid>& ids);
+  void ClearReferencesTo(const std::unordered_set<const Actor*>& gone);
   world::ActorView ViewOf(const Actor& actor) const;
   world::Object ObjectOf(const reflect::ClassInfo& static_class, const void* object) const;
 

@@ -133,6 +133,11 @@ class Host {
   // Destroys the actor with `id` (a no-op when there is none). Before the world's begin play an
   // actor destroyed runs no begin or end play.
   virtual void DestroyActor(Guid id) = 0;
+  // Destroys each actor of `ids` there is. A host whose destroy walks the world (to let go of
+  // references) does it once for all; the default destroys one at a time.
+  virtual void DestroyActors(const std::vector<Guid>& ids) {
+    for (Guid id : ids) DestroyActor(id);
+  }
   virtual void Place(Guid id, const Placement& placement) = 0;
 
   // --- Maps

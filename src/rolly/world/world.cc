@@ -340,8 +340,10 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
             // An actor of a level not loaded now, or of a class the game does not register.
             keep = a.ok() && !a->destroyed && (!level_loaded || registry.FindClass(cls) == nullptr);
           } else if (const Section* comp = r.Find(kComponentSection)) {
+            // A component not there now (of a class gone, or not created yet since a load: its
+            // record waits for it) stays with its actor.
             Result<ComponentSection> c = DecodeComponent(comp->bytes);
-            keep = c.ok() && captured_ids_.count(c->actor) && registry.FindClass(cls) == nullptr;
+            keep = c.ok() && captured_ids_.count(c->actor);
           }
         } else {
           keep = true;  // a global or a player's part that is not there now
@@ -416,10 +418,8 @@ class World::Applier : public record::ObjectLinks {
       if (c.id == kPlayerChunk) FindPlayers(c);
     }
     // Placed actors held destroyed go first, then spawned actors the world lacks come back.
-    for (Guid id : remove_) {
-      host_.DestroyActor(id);
-      ++report_->removed;
-    }
+    host_.DestroyActors(remove_);
+    report_->removed += remove_.size();
     for (Spawn& s : spawns_) {
       Result<ActorView> view =
           host_.BeginSpawn(s.level, *s.cls, s.id, s.actor.transform);
@@ -771,6 +771,7 @@ void World::RemoveHeldDestroyed(Name level) {
   if (c == nullptr) return;
   const std::vector<Name> levels = host_.Levels();
   const Name persistent = levels.empty() ? Name() : levels.front();
+  std::vector<Guid> gone;
   for (const record::Record& r : c->payload.records) {
     const Section* s = r.Find(kActorSection);
     if (s == nullptr) continue;
@@ -778,8 +779,9 @@ void World::RemoveHeldDestroyed(Name level) {
     if (!a.ok() || !a->destroyed) continue;
     if ((a->level.empty() ? persistent : Name(a->level)) != level) continue;
     ActorView view;
-    if (host_.FindActor(r.subject, &view) && !view.spawned) host_.DestroyActor(r.subject);
+    if (host_.FindActor(r.subject, &view) && !view.spawned) gone.push_back(r.subject);
   }
+  host_.DestroyActors(gone);
 }
 
 void World::OnActorsInitialized() {
