@@ -1,43 +1,32 @@
 #!/usr/bin/env bash
-# The main job of `make demo` until the world layer exists: writes a sample save with the
-# format_basics example, shows what `rolly info` says of it and checks it with `rolly verify`;
-# then saves slots through the store (two copies each, a slot index) with the store_basics example
-# and lists them with `rolly slots`.
+# The main job of `make demo`: `rolly demo` plays the sample game (10,000 actors), saves it into
+# the slot "demo" under ./saves, starts a fresh game, loads the slot and compares the two worlds
+# field by field (it exits non-zero on any difference); then `rolly verify` checks the save's two
+# copies and `rolly info` shows what the file holds.
 #
-#   tools/demo.sh BUILD_DIR
+#   tools/demo.sh BUILD_DIR [rolly demo options...]
 #
-# The save goes to saves/sample.rsav under the current folder (the Makefile runs this from the
-# repository root, where saves/ is ignored by git).
+# The Makefile runs this from the repository root, where saves/ is ignored by git.
 set -euo pipefail
 
-if [ $# -ne 1 ]; then
-  echo "usage: $0 BUILD_DIR" >&2
+if [ $# -lt 1 ]; then
+  echo "usage: $0 BUILD_DIR [rolly demo options...]" >&2
   exit 2
 fi
 build_dir=$1
-example=$build_dir/examples/format_basics
-store_example=$build_dir/examples/store_basics
+shift
 rolly=$build_dir/tools/rolly/rolly
-for program in "$example" "$store_example" "$rolly"; do
-  if [ ! -x "$program" ]; then
-    echo "demo: $program is missing; build first (make build)" >&2
-    exit 1
-  fi
-done
+if [ ! -x "$rolly" ]; then
+  echo "demo: $rolly is missing; build first (make build)" >&2
+  exit 1
+fi
 
-save=saves/sample.rsav
-
-echo "== $example $save"
-"$example" "$save"
+echo "== rolly demo $*"
+"$rolly" demo "$@"
+echo
+save=$(ls saves/rolly.slot.demo.*.rsav | head -n 1)
+echo "== rolly verify saves/rolly.slot.demo.*.rsav"
+"$rolly" verify saves/rolly.slot.demo.*.rsav
 echo
 echo "== rolly info $save"
 "$rolly" info "$save"
-echo
-echo "== rolly verify $save"
-"$rolly" verify "$save"
-echo
-echo "== $store_example saves"
-"$store_example" saves
-echo
-echo "== rolly slots saves"
-"$rolly" slots saves

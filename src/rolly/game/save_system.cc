@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "rolly/core/utf8.h"
+#include "rolly/record/record_codec.h"
 
 namespace rolly::game {
 namespace {
@@ -11,6 +12,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kMaxSlotName = 1024;
+// This library's version as a header holds it: major << 16 | minor << 8 | patch.
+constexpr std::uint32_t kLibraryVersion = (0u << 16) | (1u << 8) | 0u;
 constexpr std::string_view kReservedPrefix = "rolly.";
 
 bool IsWorldChunk(const format::Chunk& c) {
@@ -118,6 +121,8 @@ void SaveSystem::Save(std::string_view slot, const SaveOptions& options, SaveCal
   file.header.title = options.title;
   file.header.kind = static_cast<std::uint32_t>(options.kind);
   file.header.save_time_us = NowMicros();
+  file.header.record_version = record::kRecordFormatVersion;
+  file.header.library_version = kLibraryVersion;
   // The world chunks, kept for the held save once the write succeeded.
   auto saved = std::make_shared<std::vector<world::WorldChunk>>();
   for (world::WorldChunk& c : *chunks) {

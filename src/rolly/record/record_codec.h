@@ -27,6 +27,9 @@
 
 namespace rolly::record {
 
+// The record format version of docs/records.md, written in a save's header.
+inline constexpr std::uint32_t kRecordFormatVersion = 1;
+
 // Record kinds (docs/records.md, "Record kinds"). Permanent numbers.
 enum class RecordKind : std::uint8_t {
   kTables = 0,
