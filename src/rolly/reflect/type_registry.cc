@@ -200,6 +200,10 @@ Status TypeRegistry::Finish() {
       return status_;
     }
   }
+  by_type_info_.clear();
+  for (const auto& [type, cls] : classes_) {
+    if (cls->type_info_ != nullptr) by_type_info_.emplace(cls->type_info_, cls.get());
+  }
   return status_;
 }
 
@@ -257,7 +261,9 @@ void* TypeRegistry::Upcast(const ClassInfo& from, void* object, const ClassInfo&
 ObjectRef TypeRegistry::DynamicClass(const ClassInfo& static_class, const void* object) const {
   if (object == nullptr) return {};
   if (!static_class.dynamic_type_) return {&static_class, object};
-  const ClassInfo* cls = Find(static_class.dynamic_type_(object));
+  const std::type_info& dynamic = static_class.dynamic_type_(object);
+  auto fast = by_type_info_.find(&dynamic);
+  const ClassInfo* cls = fast != by_type_info_.end() ? fast->second : Find(dynamic);
   if (cls == nullptr || !cls->IsA(static_class)) return {};
   return {cls, static_class.most_derived_(object)};
 }

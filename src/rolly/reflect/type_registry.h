@@ -177,6 +177,8 @@ class ClassInfo {
   Name name_;
   std::type_index type_;
   const TypeRegistry* registry_ = nullptr;
+  // The class's own type_info (classes only): DynamicClass finds a class by its address.
+  const std::type_info* type_info_ = nullptr;
   bool is_struct_ = false;
   bool registered_ = false;
   const ClassInfo* base_ = nullptr;
@@ -493,6 +495,9 @@ class TypeRegistry {
   Redirects redirects_;
   std::unordered_map<std::type_index, std::unique_ptr<Type>> types_;
   std::vector<const Type*> type_order_;
+  // Registered classes by the address of their type_info, made by Finish(): a look-up without
+  // hashing the type's name (the usual case: one copy of each type_info in the program).
+  std::unordered_map<const std::type_info*, const ClassInfo*> by_type_info_;
   std::unordered_map<std::type_index, std::unique_ptr<ClassInfo>> classes_;
   std::unordered_map<std::type_index, std::unique_ptr<EnumInfo>> enums_;
   std::unordered_map<rolly::Name, ClassInfo*> classes_by_name_;
@@ -608,6 +613,7 @@ ClassBuilder<T> TypeRegistry::Class(std::string_view name) {
   static_assert(std::is_class_v<T>, "Class<T> needs a class type");
   ClassInfo* cls = ClassSlot(typeid(T));
   if (!SetName(cls, name, /*is_struct=*/false)) return ClassBuilder<T>(this, nullptr);
+  cls->type_info_ = &typeid(T);
   if constexpr (std::is_default_constructible_v<T> && !std::is_abstract_v<T>) {
     cls->create_ = []() -> void* { return new T(); };
   }

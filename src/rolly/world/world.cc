@@ -123,6 +123,7 @@ class WorldCapture::Links : public record::ObjectLinks {
     targets_[object] = {id, chunk, record};
   }
   void SetChunk(std::size_t chunk) { chunk_ = chunk; }
+  void Reserve(std::size_t n) { targets_.reserve(n); }
 
   std::optional<record::LinkTarget> Locate(const reflect::ClassInfo& cls,
                                            const void* object) override {
@@ -198,7 +199,10 @@ void WorldCapture::Gather() {
   for (Name level : levels) host.ListActors(level, &actors);
   std::sort(actors.begin(), actors.end(),
             [](const ActorView& a, const ActorView& b) { return a.id < b.id; });
-  std::set<Guid> present;
+  subjects_.reserve(subjects_.size() + actors.size() * 2);
+  links_->Reserve(actors.size() * 2);
+  std::unordered_set<Guid> present;
+  present.reserve(actors.size());
   std::vector<ComponentView> components;
   const Name persistent = levels.empty() ? Name() : levels.front();
   for (const ActorView& a : actors) {
@@ -302,6 +306,7 @@ Status WorldCapture::Step() {
 }
 
 Status WorldCapture::Run() {
+  captured_ids_.reserve(subjects_.size());
   while (!done()) ROLLY_RETURN_IF_ERROR(Step());
   return OkStatus();
 }

@@ -36,6 +36,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <unordered_set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -141,7 +142,7 @@ class WorldCapture {
   std::unique_ptr<Links> links_;
   record::FileBudget budget_;
   std::size_t next_ = 0;
-  std::set<Guid> captured_ids_;
+  std::unordered_set<Guid> captured_ids_;
   Status gather_error_;
 };
 
