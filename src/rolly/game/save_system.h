@@ -25,6 +25,10 @@
 // Events (SaveEvents), on the game thread: save finished; load started, progress (Reading,
 // Loading Assets, Opening Map, Setting Values), finished, cancelled.
 //
+// Make the save system when the game starts, before play changes the first map: its World learns
+// a map's placed actors when they are initialized, which is how a save knows the ones destroyed
+// in play (world.h).
+//
 // Thread rules: construct, call and destroy on the game thread (the thread that constructed it);
 // the store, host, registry, mailbox and workers outlive it.
 

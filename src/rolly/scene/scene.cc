@@ -88,7 +88,8 @@ struct Scene::World {
   std::vector<LocalPlayer> players;
   // Actors by creation number, so iteration is in creation order.
   std::map<std::uint64_t, std::unique_ptr<Actor>> actors;
-  std::unordered_map<Guid, std::uint64_t> by_id;
+  // Each actor's creation number (its key in `actors`) and address.
+  std::unordered_map<Guid, std::pair<std::uint64_t, Actor*>> by_id;
   std::uint64_t next_seq = 0;
   // Actors between BeginSpawn and FinishSpawn.
   std::unordered_set<Guid> deferred;
@@ -96,7 +97,7 @@ struct Scene::World {
 
   Actor* Find(Guid id) const {
     auto it = by_id.find(id);
-    return it == by_id.end() ? nullptr : actors.at(it->second).get();
+    return it == by_id.end() ? nullptr : it->second.second;
   }
   bool IsLoaded(Name level) const {
     return std::find(levels.begin(), levels.end(), level) != levels.end();
@@ -500,7 +501,10 @@ void Scene::ListActors(Name level, std::vector<world::ActorView>* out) {
 }
 
 void Scene::ListComponents(const world::ActorView& actor, std::vector<world::ComponentView>* out) {
-  Actor* a = FindActor(actor.id);
+  // The view holds the actor already (views stay valid until the world changes).
+  Actor* a = actor.object ? static_cast<Actor*>(TypeRegistry::Upcast(
+                                *actor.object.cls, actor.object.ptr, *actor_class_))
+                          : FindActor(actor.id);
   if (a == nullptr) return;
   for (const auto& c : a->components)
     out->push_back({c->name, ObjectOf(*component_class_, c.get())});
@@ -570,7 +574,7 @@ Result<Actor*> Scene::MakeActor(World& world, const ClassInfo& cls, Guid id, Nam
   for (auto& c : actor->components) c->owner = actor;
   const std::uint64_t seq = world.next_seq++;
   world.actors.emplace(seq, std::unique_ptr<Actor>(actor));
-  world.by_id.emplace(id, seq);
+  world.by_id.emplace(id, std::make_pair(seq, actor));
   return actor;
 }
 
@@ -616,7 +620,7 @@ void Scene::DestroyMany(const std::vector<Guid>& ids) {
   for (Guid id : gone_ids) {
     w.deferred.erase(id);
     auto it = w.by_id.find(id);
-    const std::uint64_t seq = it->second;
+    const std::uint64_t seq = it->second.first;
     w.by_id.erase(it);
     w.actors.erase(seq);
   }

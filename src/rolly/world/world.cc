@@ -562,11 +562,10 @@ class World::Applier : public record::ObjectLinks {
       }
     }
     // Components of actors there now (those of actors spawned again are found after the spawn).
+    for (const Spawn& s : spawns_) spawning_.insert(s.id);
     std::vector<Pending> later;
     for (const Pending& p : pending_components_) {
-      bool spawning = std::any_of(spawns_.begin(), spawns_.end(),
-                                  [&](const Spawn& s) { return s.id == p.comp.actor; });
-      if (spawning) {
+      if (spawning_.count(p.comp.actor)) {
         later.push_back(p);
       } else {
         FindComponent(p);
@@ -594,9 +593,7 @@ class World::Applier : public record::ObjectLinks {
         Mismatch(saved, r.subject, v.object.cls);
         return;
       }
-      const bool first = std::any_of(spawns_.begin(), spawns_.end(),
-                                     [&](const Spawn& s) { return s.id == p.comp.actor; });
-      Take(*p.chunk, p.record, v.object, first);
+      Take(*p.chunk, p.record, v.object, spawning_.count(p.comp.actor) > 0);
       return;
     }
     // Not there yet: it waits for the host to report it created.
@@ -682,6 +679,7 @@ class World::Applier : public record::ObjectLinks {
   ApplyReport* report_;
   std::vector<Target> targets_;
   std::vector<Spawn> spawns_;
+  std::unordered_set<Guid> spawning_;
   std::vector<Pending> pending_components_;
   std::vector<Guid> remove_;
   std::vector<std::pair<Guid, ActorSection>> placements_;

@@ -148,7 +148,10 @@ class WorldCapture {
 
 class World : public HostEvents {
  public:
-  // `host` and `registry` outlive the World. Sets itself as the host's event listener.
+  // `host` and `registry` outlive the World. Sets itself as the host's event listener. Make it
+  // before the first map opens (or at least before play destroys anything): the placed actors a
+  // save holds as destroyed are those it saw when their map's actors were initialized and no
+  // longer finds.
   World(Host& host, const reflect::TypeRegistry& registry);
   ~World() override;
   World(const World&) = delete;
