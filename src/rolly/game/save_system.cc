@@ -237,6 +237,7 @@ void SaveSystem::Load(std::string_view slot, const LoadOptions& options, LoadCal
         outcome.map = (*game)->map();
         outcome.read_time = Clock::now() - state->started;
         Progress(LoadStage::kLoadingAssets);
+        if (state->cancelled) return FinishLoad(CancelledError("the load was cancelled"));
         const bool open = state->options.map == MapChoice::kOpenSavedMap && !outcome.map.empty();
         if (!open) {
           Progress(LoadStage::kSettingValues);

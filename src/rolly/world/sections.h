@@ -7,7 +7,13 @@
 //   COMP  a component's place: its actor's ID (16), its name (string)
 //   GLBL  a global's identity: u8 0 then its role (string), or u8 1 then its registered name
 //   PLYR  a player's part: varint player index, u8 part (0 controller, 1 pawn, 2 player state)
-// Subject IDs of what has no ID of its own are derived from its identity with XXH3 (Derive*).
+// Subject IDs of what has no ID of its own are derived from its identity with XXH3 (Derive*):
+// two XXH3-64 digests (high, low) of "rolly.id.a:" and "rolly.id.b:" followed by
+//   global:     "global\n" role "\n" class name
+//   registered: "registered\n" name
+//   component:  "component\n", the actor's ID as 16 bytes (docs/format.md form), the name
+//   player:     "player\n" index (decimal) "\n" part (decimal)
+// These are permanent: saves name their subjects by them.
 //
 // Thread rules: pure functions.
 

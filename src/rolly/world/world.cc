@@ -44,7 +44,7 @@ Result<std::shared_ptr<const LoadedGame>> LoadedGame::Check(std::vector<WorldChu
   (void)registry;
   auto game = std::make_shared<LoadedGame>();
   record::FileBudget budget;
-  int worlds = 0;
+  std::set<std::string> world_keys;
   for (WorldChunk& c : chunks) {
     std::string where = std::string(c.id.data(), 4) + " \"" + c.key + "\"";
     if (c.id != kGlobalChunk && c.id != kWorldChunk && c.id != kPlayerChunk) {
@@ -77,8 +77,12 @@ Result<std::shared_ptr<const LoadedGame>> LoadedGame::Check(std::vector<WorldChu
       }
     }
     if (c.id == kWorldChunk) {
-      if (++worlds > 1) return DamagedError("more than one WRLD chunk");
-      game->map_ = c.key;
+      if (!world_keys.insert(c.key).second) {
+        return DamagedError("two WRLD chunks of map \"" + c.key + "\"");
+      }
+      // The first world chunk is the map the save was made on (WorldCapture::Finish writes it
+      // first; chunks of other maps it keeps follow).
+      if (game->map_.empty()) game->map_ = c.key;
     }
     game->chunks_.push_back({c.id, std::move(c.key), std::move(*payload)});
   }
@@ -343,7 +347,10 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
                 a.ok() && (a->level.empty() ||
                            std::find(levels.begin(), levels.end(), Name(a->level)) != levels.end());
             // An actor of a level not loaded now, or of a class the game does not register.
-            keep = a.ok() && !a->destroyed && (!level_loaded || registry.FindClass(cls) == nullptr);
+            // An actor of a level not loaded now (its tombstone too: nothing else remembers it),
+            // or of a class the game does not register.
+            keep = a.ok() &&
+                   (!level_loaded || (!a->destroyed && registry.FindClass(cls) == nullptr));
           } else if (const Section* comp = r.Find(kComponentSection)) {
             // A component not there now (of a class gone, or not created yet since a load: its
             // record waits for it) stays with its actor.
@@ -393,9 +400,12 @@ struct World::WaitingComponent {
 // One apply of a checked save: targets found, spawns, two passes of values, placements, hooks.
 class World::Applier : public record::ObjectLinks {
  public:
-  Applier(World& world, std::shared_ptr<const LoadedGame> game, ApplyReport* report)
+  // `only_level`: apply only the world records of that level's actors (a streamed level just
+  // added); none: the whole save.
+  Applier(World& world, std::shared_ptr<const LoadedGame> game, ApplyReport* report,
+          Name only_level = Name())
       : world_(world), host_(world.host_), registry_(world.registry_), game_(std::move(game)),
-        report_(report) {}
+        report_(report), only_level_(only_level) {}
 
   std::optional<record::LinkTarget> Locate(const reflect::ClassInfo&, const void*) override {
     return std::nullopt;  // an apply only resolves
@@ -418,9 +428,9 @@ class World::Applier : public record::ObjectLinks {
     const std::string map = host_.CurrentMap();
     // Find every record's object first; nothing changes yet.
     for (const LoadedGame::Chunk& c : game_->chunks()) {
-      if (c.id == kGlobalChunk) FindGlobals(c);
+      if (c.id == kGlobalChunk && only_level_.is_none()) FindGlobals(c);
       if (c.id == kWorldChunk && c.key == map) FindActors(c);
-      if (c.id == kPlayerChunk) FindPlayers(c);
+      if (c.id == kPlayerChunk && only_level_.is_none()) FindPlayers(c);
     }
     // Placed actors held destroyed go first, then spawned actors the world lacks come back.
     host_.DestroyActors(remove_);
@@ -533,10 +543,16 @@ class World::Applier : public record::ObjectLinks {
       Name saved = SavedClass(c.payload.tables, r);
       if (const Section* s = r.Find(kActorSection)) {
         ActorSection a = *DecodeActor(s->bytes);
+        const Name actor_level = a.level.empty() ? persistent : Name(a.level);
+        if (!only_level_.is_none() && actor_level != only_level_) continue;
+        if (!only_level_.is_none()) level_actors_.insert(r.subject);
         ActorView view;
         const bool present = host_.FindActor(r.subject, &view);
         if (a.destroyed) {
           if (present && !view.spawned) remove_.push_back(r.subject);
+          if (std::find(levels.begin(), levels.end(), actor_level) == levels.end()) {
+            ++report_->kept;  // a level not loaded: written back by the next save
+          }
           continue;
         }
         if (present) {
@@ -558,7 +574,9 @@ class World::Applier : public record::ObjectLinks {
         }
         spawns_.push_back({&c, i, r.subject, cls, level, a});
       } else if (const Section* cs = r.Find(kComponentSection)) {
-        pending_components_.push_back({&c, i, *DecodeComponent(cs->bytes)});
+        ComponentSection comp = *DecodeComponent(cs->bytes);
+        if (!only_level_.is_none() && !level_actors_.count(comp.actor)) continue;
+        pending_components_.push_back({&c, i, std::move(comp)});
       }
     }
     // Components of actors there now (those of actors spawned again are found after the spawn).
@@ -678,6 +696,8 @@ class World::Applier : public record::ObjectLinks {
   std::shared_ptr<const LoadedGame> game_;
   ApplyReport* report_;
   std::vector<Target> targets_;
+  Name only_level_;
+  std::unordered_set<Guid> level_actors_;
   std::vector<Spawn> spawns_;
   std::unordered_set<Guid> spawning_;
   std::vector<Pending> pending_components_;
@@ -768,25 +788,6 @@ void World::NotePlacedActors(Name level) {
   }
 }
 
-void World::RemoveHeldDestroyed(Name level) {
-  if (!held_) return;
-  const LoadedGame::Chunk* c = held_->Find(kWorldChunk, host_.CurrentMap());
-  if (c == nullptr) return;
-  const std::vector<Name> levels = host_.Levels();
-  const Name persistent = levels.empty() ? Name() : levels.front();
-  std::vector<Guid> gone;
-  for (const record::Record& r : c->payload.records) {
-    const Section* s = r.Find(kActorSection);
-    if (s == nullptr) continue;
-    Result<ActorSection> a = DecodeActor(s->bytes);
-    if (!a.ok() || !a->destroyed) continue;
-    if ((a->level.empty() ? persistent : Name(a->level)) != level) continue;
-    ActorView view;
-    if (host_.FindActor(r.subject, &view) && !view.spawned) gone.push_back(r.subject);
-  }
-  host_.DestroyActors(gone);
-}
-
 void World::OnActorsInitialized() {
   placed_.clear();
   waiting_.clear();
@@ -806,7 +807,14 @@ void World::OnBeginPlay() {}
 
 void World::OnLevelAdded(Name level) {
   NotePlacedActors(level);
-  RemoveHeldDestroyed(level);
+  if (!held_ || applying_) return;
+  // The held save's records of this level's actors apply before the level's begin play: its
+  // placed actors held destroyed go, spawned ones come back, the others get their values.
+  ApplyReport report;
+  applying_ = true;
+  Applier applier(*this, held_, &report, level);
+  applier.Run().IgnoreError();
+  applying_ = false;
 }
 
 void World::OnLevelRemoved(Name level) {

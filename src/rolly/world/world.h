@@ -199,7 +199,6 @@ class World : public HostEvents {
 
   // The placed actors the map made, by ID: what a save holds as destroyed when they are gone.
   void NotePlacedActors(Name level);
-  void RemoveHeldDestroyed(Name level);
 
   Host& host_;
   const reflect::TypeRegistry& registry_;

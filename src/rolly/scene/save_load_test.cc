@@ -1,0 +1,1690 @@
+// End-to-end tests of saving and loading a running world: the reference scene (Scene and the
+// sample game) saved and loaded through game::SaveSystem and a store::Store over a MemoryBackend.
+// Worlds are compared field by field (world::CaptureForCompare + world::DiffWorlds), and the golden
+// world fixtures under tests/fixtures/world/ are loaded and compared with their expected dump.
+//
+// To write the golden world fixtures again (only when they must change, which they must not for
+// a release that has shipped):
+//   ROLLY_UPDATE_WORLD_FIXTURES=1 ./save_load_test --gtest_filter='WorldFixtures.*'
+// The fixtures are found under $ROLLY_SOURCE_DIR/tests/fixtures (ctest runs from the source
+// root), else next to this source file.
+//
+// Thread rules: every test drives Tick/Flush on the test thread, which is the game thread.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "rolly/core/mailbox.h"
+#include "rolly/core/status_matchers.h"
+#include "rolly/core/worker_pool.h"
+#include "rolly/format/file.h"
+#include "rolly/game/save_system.h"
+#include "rolly/record/record_codec.h"
+#include "rolly/scene/objects.h"
+#include "rolly/scene/sample_game.h"
+#include "rolly/scene/scene.h"
+#include "rolly/store/file_name.h"
+#include "rolly/store/memory_backend.h"
+#include "rolly/store/store.h"
+#include "rolly/world/sections.h"
+#include "rolly/world/world.h"
+#include "rolly/world/world_diff.h"
+
+namespace rolly {
+// Results print as their status in failure messages.
+template <typename T>
+void PrintTo(const Result<T>& result, std::ostream* os) {
+  *os << (result.ok() ? std::string("Ok") : result.status().ToString());
+}
+}  // namespace rolly
+
+namespace rolly::scene {
+namespace {
+
+namespace fs = std::filesystem;
+using game::LoadOutcome;
+using game::LoadStage;
+using game::MapChoice;
+using game::SaveOutcome;
+using ::testing::AllOf;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+// --- Classes of the tests' own (registered next to the sample game's) -------------------------
+
+// An object the game registers by name (World::Register), with an OnLoaded hook.
+class Settings {
+ public:
+  virtual ~Settings() = default;
+  void AfterLoad() {
+    ++loaded;
+    if (on_loaded) on_loaded();
+  }
+  void AfterSave() { ++saved; }
+  std::int32_t volume = 5;
+  std::string language = "en";
+  int loaded = 0;
+  int saved = 0;
+  std::function<void()> on_loaded;
+};
+
+// A world subsystem some maps have.
+class Weather : public WorldSubsystem {
+ public:
+  float rain = 0;
+};
+
+// An actor class the second registry of the "absent objects" tests does not know.
+class Statue : public Actor {
+ public:
+  std::int32_t polish = 0;
+};
+
+// A component class the second registry does not know either.
+class PlaqueComponent : public Component {
+ public:
+  std::string text;
+};
+
+// The Statue of a later version: renamed, its field too (loaded through redirects).
+class Monument : public Actor {
+ public:
+  std::int32_t shine = 0;
+};
+
+// A crate that notes its begin play.
+std::vector<Guid>* g_begun = nullptr;
+class WatchedCrate : public Crate {
+ public:
+  void BeginPlay() override {
+    if (g_begun) g_begun->push_back(id);
+  }
+};
+
+std::unique_ptr<reflect::TypeRegistry> MakeRegistry(bool with_statue = true,
+                                                    bool with_test_classes = true) {
+  auto r = std::make_unique<reflect::TypeRegistry>();
+  RegisterSceneTypes(*r);
+  RegisterSampleGame(*r);
+  if (with_test_classes) {
+    r->Class<Settings>("Settings")
+        .Field("Volume", &Settings::volume, reflect::kSaveGame)
+        .Field("Language", &Settings::language, reflect::kSaveGame)
+        .OnLoaded(&Settings::AfterLoad)
+        .OnSaved(&Settings::AfterSave);
+    r->Class<Weather>("Weather").Base<WorldSubsystem>().Field("Rain", &Weather::rain,
+                                                              reflect::kSaveGame);
+    r->Class<WatchedCrate>("WatchedCrate").Base<Crate>();
+    if (with_statue) {
+      r->Class<Statue>("Statue").Base<Actor>().Field("Polish", &Statue::polish, reflect::kSaveGame);
+      r->Class<PlaqueComponent>("PlaqueComponent")
+          .Base<Component>()
+          .Field("Text", &PlaqueComponent::text, reflect::kSaveGame);
+    }
+  }
+  if (!r->Finish().ok()) return nullptr;
+  return r;
+}
+
+// A later version of the game: Statue renamed Monument, its "Polish" renamed "Shine".
+std::unique_ptr<reflect::TypeRegistry> MakeRenamedRegistry() {
+  auto r = std::make_unique<reflect::TypeRegistry>();
+  RegisterSceneTypes(*r);
+  RegisterSampleGame(*r);
+  r->Class<Weather>("Weather").Base<WorldSubsystem>().Field("Rain", &Weather::rain,
+                                                            reflect::kSaveGame);
+  r->Class<PlaqueComponent>("PlaqueComponent")
+      .Base<Component>()
+      .Field("Text", &PlaqueComponent::text, reflect::kSaveGame);
+  r->Class<Monument>("Monument").Base<Actor>().Field("Shine", &Monument::shine, reflect::kSaveGame);
+  if (!r->redirects().AddClass("Statue", "Monument").ok()) return nullptr;
+  if (!r->redirects().AddProperty("Monument", "Polish", "Shine").ok()) return nullptr;
+  if (!r->Finish().ok()) return nullptr;
+  return r;
+}
+
+// --- Maps -----------------------------------------------------------------------------------
+
+constexpr const char* kMap = "maps/e2e.json";
+constexpr const char* kOtherMap = "maps/other.json";
+constexpr const char* kSmallMap = "maps/small.json";
+
+constexpr const char* kDoorId = "00000000-0000-4000-8000-00000000a001";
+constexpr const char* kHeroId = "00000000-0000-4000-8000-00000000a002";
+constexpr const char* kStatueId = "00000000-0000-4000-8000-00000000a003";
+constexpr const char* kCellarCrateId = "00000000-0000-4000-8000-00000000a004";
+constexpr const char* kChestId = "00000000-0000-4000-8000-00000000a005";
+
+Guid G(const char* text) { return *Guid::Parse(text); }
+
+struct SmallMapOptions {
+  bool statue = true;
+  bool weather = true;
+  // The class of the actor with kDoorId.
+  std::string door_class = "Door";
+  // The statue's class and field.
+  std::string statue_class = "Statue";
+  std::string statue_field = "Polish";
+};
+
+// A small map: a door, a character, a chest, a statue (optional), a crate in the "Cellar"
+// sublevel (not loaded at the start), the sample globals, a Weather subsystem (optional), one
+// player.
+std::string SmallMap(const SmallMapOptions& o = {}) {
+  std::string actors = std::string(R"({"class": ")") + o.door_class + R"(", "id": ")" + kDoorId +
+                       R"(", "transform": {"translation": [1, 2, 3]}},
+    {"class": "Character", "id": ")" +
+                       kHeroId +
+                       R"(", "values": {"Name": "Hero", "Health": 90}},
+    {"class": "Chest", "id": ")" +
+                       kChestId +
+                       R"(", "values": {"Inventory": [{"Item": "Apple", "Count": 2}]}},
+    {"class": "Crate", "id": ")" +
+                       kCellarCrateId + R"(", "level": "Cellar", "saving": "Always"})";
+  if (o.statue) {
+    actors += R"(,
+    {"class": ")" +
+              o.statue_class + R"(", "id": ")" + kStatueId + R"(", "values": {")" + o.statue_field +
+              R"(": 1},
+     "components": [{"name": "Plaque", "class": "PlaqueComponent", "values": {"Text": "old"}}]})";
+  }
+  return std::string(R"({
+  "name": "small",
+  "levels": [{"name": "Persistent"}, {"name": "Cellar", "loaded": false}],
+  "game_instance": {"class": "GameInstance", "subsystems": ["QuestLog"]},
+  "game_mode": "SampleGameMode",
+  "game_state": "SampleGameState",
+  "world_subsystems": )") +
+         (o.weather ? R"(["Weather"])" : "[]") + R"(,
+  "level_script": "LevelScript",
+  "players": [{"controller": "SamplePlayerController", "pawn": "SamplePawn",
+               "player_state": "SamplePlayerState"}],
+  "actors": [
+    )" + actors +
+         R"(
+  ]
+})";
+}
+
+std::string Replace(std::string text, std::string_view from, std::string_view to) {
+  for (std::size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+// --- A game: a scene, a store and a save system over the test's backend ---------------------
+
+struct Game {
+  Game(const reflect::TypeRegistry& registry, store::Backend& backend, Mailbox& mailbox,
+       WorkerPool& workers)
+      : scene(registry),
+        store(backend, workers, mailbox),
+        saves(store, scene, registry, mailbox, workers) {}
+  Scene scene;
+  store::Store store;
+  game::SaveSystem saves;
+};
+
+Mailbox::Clock::time_point Deadline() { return Mailbox::Clock::now() + std::chrono::seconds(20); }
+
+// The save system's events, one line each.
+class RecordingEvents : public game::SaveEvents {
+ public:
+  void OnSaveFinished(std::string_view slot, const Status& status) override {
+    log.push_back("SaveFinished " + std::string(slot) + " " +
+                  std::string(StatusCodeName(status.code())));
+  }
+  void OnLoadStarted(std::string_view slot) override {
+    log.push_back("LoadStarted " + std::string(slot));
+  }
+  void OnLoadProgress(std::string_view slot, LoadStage stage) override {
+    (void)slot;
+    log.push_back("Progress " + std::string(game::LoadStageName(stage)));
+    if (on_progress) on_progress(stage);
+  }
+  void OnLoadFinished(std::string_view slot, const Status& status) override {
+    log.push_back("LoadFinished " + std::string(slot) + " " +
+                  std::string(StatusCodeName(status.code())));
+  }
+  void OnLoadCancelled(std::string_view slot) override {
+    log.push_back("LoadCancelled " + std::string(slot));
+  }
+  std::vector<std::string> log;
+  std::function<void(LoadStage)> on_progress;
+};
+
+Result<SaveOutcome> SaveNow(Game& g, std::string_view slot) {
+  std::optional<Result<SaveOutcome>> got;
+  g.saves.Save(slot, {.title = "test"}, [&](Result<SaveOutcome> r) { got.emplace(std::move(r)); });
+  Status flushed = g.saves.Flush(Deadline());
+  if (!got) return flushed.ok() ? BlockedError("the save never called back") : flushed;
+  return std::move(*got);
+}
+
+Result<LoadOutcome> LoadNow(Game& g, std::string_view slot,
+                            MapChoice map = MapChoice::kOpenSavedMap) {
+  std::optional<Result<LoadOutcome>> got;
+  g.saves.Load(slot, {.map = map}, [&](Result<LoadOutcome> r) { got.emplace(std::move(r)); });
+  Status flushed = g.saves.Flush(Deadline());
+  if (!got) return flushed.ok() ? BlockedError("the load never called back") : flushed;
+  return std::move(*got);
+}
+
+Result<std::vector<world::WorldChunk>> Capture(Game& g) {
+  return world::CaptureForCompare(g.saves.world());
+}
+
+std::string Lines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& l : lines) out += l + "\n";
+  return out;
+}
+
+#define EXPECT_SAME_WORLD(a, b)                                               \
+  do {                                                                        \
+    Result<std::vector<std::string>> diff_ = world::DiffWorlds((a), (b), 40); \
+    ASSERT_OK(diff_);                                                         \
+    EXPECT_THAT(*diff_, IsEmpty()) << Lines(*diff_);                          \
+  } while (false)
+
+class SaveLoadTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    registry_ = MakeRegistry();
+    ASSERT_NE(registry_, nullptr);
+  }
+
+  std::unique_ptr<Game> NewGame(const reflect::TypeRegistry* registry = nullptr) {
+    auto g =
+        std::make_unique<Game>(registry ? *registry : *registry_, backend_, mailbox_, workers_);
+    g->scene.AddMap(kMap, sample_map_);
+    g->scene.AddMap(kOtherMap, BuildSampleMap(20, 5));
+    g->scene.AddMap(kSmallMap, SmallMap());
+    return g;
+  }
+
+  // A game on the sample map after `steps` steps of play.
+  std::unique_ptr<Game> PlayedGame(int steps = 60, std::uint64_t seed = 3) {
+    auto g = NewGame();
+    Status s = g->scene.Start(kMap);
+    EXPECT_OK(s);
+    if (s.ok()) {
+      EXPECT_OK(PlaySample(g->scene, steps, seed));
+    }
+    return g;
+  }
+
+  // The "Backpack" components play added, by character.
+  static std::vector<Guid> Backpacks(const Scene& scene) {
+    std::vector<Guid> out;
+    scene.ForEachActor([&](Actor& a) {
+      if (dynamic_cast<Character*>(&a) && a.FindComponent(Name("Backpack"))) out.push_back(a.id);
+    });
+    return out;
+  }
+
+  // Makes the components play added, as the game would after a load.
+  static void AddBackpacks(Scene& scene, const std::vector<Guid>& ids) {
+    for (Guid id : ids) {
+      if (scene.FindActor(id) == nullptr) continue;
+      EXPECT_OK(scene.AddComponent(id, Name("Backpack"), Name("InventoryComponent")).status());
+    }
+  }
+
+  std::unique_ptr<reflect::TypeRegistry> registry_;
+  std::string sample_map_ = BuildSampleMap(300, 11);
+  store::MemoryBackend backend_;
+  Mailbox mailbox_;
+  WorkerPool workers_{2};
+};
+
+// --- 1. Round trips ---------------------------------------------------------------------------
+
+TEST_F(SaveLoadTest, RoundTripOpeningTheSavedMapGivesTheSameWorld) {
+  auto a = PlayedGame();
+  ASSERT_OK_AND_ASSIGN(auto saved, Capture(*a));
+  ASSERT_OK(SaveNow(*a, "slot1"));
+  const std::vector<Guid> backpacks = Backpacks(a->scene);
+  ASSERT_FALSE(backpacks.empty()) << "play adds a Backpack in 60 steps";
+
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kOtherMap));
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "slot1"));
+  EXPECT_EQ(out.map, kMap);
+  EXPECT_EQ(b->scene.CurrentMap(), kMap);
+  EXPECT_EQ(out.report.waiting, backpacks.size()) << Lines(out.report.messages);
+  EXPECT_EQ(out.report.class_mismatches, 0u) << Lines(out.report.messages);
+  // The components play added are made again by the game; their records apply then.
+  AddBackpacks(b->scene, backpacks);
+  ASSERT_OK_AND_ASSIGN(auto loaded, Capture(*b));
+  EXPECT_SAME_WORLD(saved, loaded);
+}
+
+TEST_F(SaveLoadTest, RoundTripOpeningTheSameMapGivesTheSameWorld) {
+  auto a = PlayedGame();
+  ASSERT_OK_AND_ASSIGN(auto saved, Capture(*a));
+  ASSERT_OK(SaveNow(*a, "slot1"));
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kMap));
+  ASSERT_OK(LoadNow(*b, "slot1"));
+  AddBackpacks(b->scene, Backpacks(a->scene));
+  ASSERT_OK_AND_ASSIGN(auto loaded, Capture(*b));
+  EXPECT_SAME_WORLD(saved, loaded);
+}
+
+TEST_F(SaveLoadTest, RoundTripKeepingTheCurrentMapGivesTheSameWorld) {
+  auto a = PlayedGame();
+  ASSERT_OK_AND_ASSIGN(auto saved, Capture(*a));
+  ASSERT_OK(SaveNow(*a, "slot1"));
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kMap));
+  ASSERT_OK(PlaySample(b->scene, 25, 99));  // a world that moved on differently
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "slot1", MapChoice::kKeepCurrentMap));
+  EXPECT_GT(out.report.spawned, 0u);
+  EXPECT_GT(out.report.removed, 0u);
+  AddBackpacks(b->scene, Backpacks(a->scene));
+  ASSERT_OK_AND_ASSIGN(auto loaded, Capture(*b));
+  // Spawned actors b made in its own play are not in the save; they stay (a load only spawns
+  // what the world lacks). Compare without them.
+  ASSERT_OK_AND_ASSIGN(auto diff, world::DiffWorlds(saved, loaded, 1000));
+  for (const std::string& line : diff) {
+    EXPECT_THAT(line, HasSubstr("(missing) != ")) << "a value differs: " << line;
+  }
+}
+
+TEST_F(SaveLoadTest, RoundTripKeepingAFreshCopyOfTheMapGivesTheSameWorld) {
+  auto a = PlayedGame();
+  ASSERT_OK_AND_ASSIGN(auto saved, Capture(*a));
+  ASSERT_OK(SaveNow(*a, "slot1"));
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kMap));
+  ASSERT_OK(LoadNow(*b, "slot1", MapChoice::kKeepCurrentMap));
+  AddBackpacks(b->scene, Backpacks(a->scene));
+  ASSERT_OK_AND_ASSIGN(auto loaded, Capture(*b));
+  EXPECT_SAME_WORLD(saved, loaded);
+}
+
+// --- 2. What comes back ------------------------------------------------------------------------
+
+TEST_F(SaveLoadTest, GlobalsComeBack) {
+  auto a = PlayedGame(200, 4);
+  auto* mode = dynamic_cast<SampleGameMode*>(a->scene.game_mode());
+  auto* state = dynamic_cast<SampleGameState*>(a->scene.game_state());
+  auto* log = a->scene.GetSubsystem<QuestLog>();
+  ASSERT_TRUE(mode && state && log);
+  mode->difficulty = 7;
+  ASSERT_GE(log->quests.size(), 3u);
+  ASSERT_OK(SaveNow(*a, "g"));
+
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kOtherMap));
+  ASSERT_OK(LoadNow(*b, "g"));
+  auto* mode2 = dynamic_cast<SampleGameMode*>(b->scene.game_mode());
+  auto* state2 = dynamic_cast<SampleGameState*>(b->scene.game_state());
+  auto* log2 = b->scene.GetSubsystem<QuestLog>();
+  ASSERT_TRUE(mode2 && state2 && log2);
+  EXPECT_EQ(mode2->difficulty, 7);
+  EXPECT_EQ(state2->time_of_day, state->time_of_day);
+  EXPECT_EQ(state2->day, state->day);
+  ASSERT_EQ(log2->quests.size(), log->quests.size());
+  for (std::size_t i = 0; i < log->quests.size(); ++i) {
+    const Quest& q = *log->quests[i];
+    const Quest& q2 = *log2->quests[i];
+    EXPECT_EQ(q2.id, q.id);
+    EXPECT_EQ(q2.step, q.step);
+    EXPECT_EQ(q2.done, q.done);
+    ASSERT_NE(q2.reward, nullptr);
+    EXPECT_NE(q2.reward.get(), q.reward.get());
+    EXPECT_EQ(q2.reward->item, q.reward->item);
+    EXPECT_EQ(q2.reward->gold, q.reward->gold);
+  }
+}
+
+TEST_F(SaveLoadTest, RegisteredObjectsComeBackAndALateRegisterGetsItsValues) {
+  auto a = PlayedGame(10);
+  Settings settings, late;
+  settings.volume = 9;
+  settings.language = "fr";
+  late.volume = 2;
+  late.language = "de";
+  const reflect::ClassInfo* cls = registry_->FindClass<Settings>();
+  ASSERT_OK(a->saves.world().Register(Name("settings"), {cls, &settings}));
+  ASSERT_OK(a->saves.world().Register(Name("late"), {cls, &late}));
+  ASSERT_OK(SaveNow(*a, "r"));
+
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kMap));
+  Settings settings2, late2;
+  ASSERT_OK(b->saves.world().Register(Name("settings"), {cls, &settings2}));
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "r"));
+  EXPECT_EQ(settings2.volume, 9);
+  EXPECT_EQ(settings2.language, "fr");
+  EXPECT_EQ(settings2.loaded, 1) << "its OnLoaded hook runs once";
+  EXPECT_GE(out.report.kept, 1u) << "the record of \"late\" is kept";
+  // Registered after the load: it gets its values at once.
+  EXPECT_EQ(late2.volume, 5);
+  ASSERT_OK(b->saves.world().Register(Name("late"), {cls, &late2}));
+  EXPECT_EQ(late2.volume, 2);
+  EXPECT_EQ(late2.language, "de");
+  EXPECT_EQ(late2.loaded, 1);
+}
+
+TEST_F(SaveLoadTest, PlacedActorsGetTheirValuesAndTransforms) {
+  auto a = PlayedGame(100, 8);
+  std::vector<Guid> doors, characters, lamps, chests;
+  a->scene.ForEachActor([&](Actor& x) {
+    if (dynamic_cast<Door*>(&x)) doors.push_back(x.id);
+    if (dynamic_cast<Character*>(&x)) characters.push_back(x.id);
+    if (dynamic_cast<Lamp*>(&x)) lamps.push_back(x.id);
+    if (dynamic_cast<Chest*>(&x)) chests.push_back(x.id);
+  });
+  // A transform, tags and a scale changed in play.
+  Actor* moved = a->scene.FindActor(doors.front());
+  moved->transform.translation = {10.5, -3.25, 7};
+  moved->transform.rotation = {0, 0, 0.6, 0.8};
+  moved->transform.scale = {2, 2, 0.5};
+  moved->tags = {Name("Moved"), Name("Twice")};
+  ASSERT_OK(SaveNow(*a, "p"));
+
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kOtherMap));
+  ASSERT_OK(LoadNow(*b, "p"));
+  for (Guid id : doors) {
+    auto* d = a->scene.FindActorAs<Door>(id);
+    auto* d2 = b->scene.FindActorAs<Door>(id);
+    ASSERT_NE(d2, nullptr) << id.ToString();
+    EXPECT_EQ(d2->open, d->open);
+    EXPECT_EQ(d2->state, d->state);
+    EXPECT_EQ(d2->lock_code, d->lock_code);
+    EXPECT_EQ(d2->tags, d->tags);
+    EXPECT_EQ(d2->transform.translation, d->transform.translation);
+    EXPECT_EQ(d2->transform.rotation, d->transform.rotation);
+    EXPECT_EQ(d2->transform.scale, d->transform.scale);
+  }
+  for (Guid id : characters) {
+    auto* c = a->scene.FindActorAs<Character>(id);
+    auto* c2 = b->scene.FindActorAs<Character>(id);
+    ASSERT_NE(c2, nullptr);
+    EXPECT_EQ(c2->health, c->health);
+    EXPECT_EQ(c2->name, c->name);
+    EXPECT_EQ(c2->experience_level, c->experience_level);
+    EXPECT_EQ(c2->transform.translation, c->transform.translation);
+  }
+  for (Guid id : lamps) {
+    auto* l = a->scene.FindActorAs<Lamp>(id);
+    auto* l2 = b->scene.FindActorAs<Lamp>(id);
+    ASSERT_NE(l2, nullptr);
+    EXPECT_EQ(l2->on, l->on);
+    EXPECT_EQ(l2->color, l->color);
+    EXPECT_EQ(l2->intensity, l->intensity);
+    EXPECT_EQ(l2->attach_parent, l->attach_parent);
+    EXPECT_EQ(l2->attach_socket, l->attach_socket);
+  }
+  for (Guid id : chests) {
+    auto* c = a->scene.FindActorAs<Chest>(id);
+    auto* c2 = b->scene.FindActorAs<Chest>(id);
+    ASSERT_NE(c2, nullptr);
+    EXPECT_EQ(c2->inventory, c->inventory);
+    EXPECT_EQ(c2->owner_id, c->owner_id);
+  }
+}
+
+TEST_F(SaveLoadTest, SpawnedActorsComeBackWithTheirIdsAttachedAndOwned) {
+  auto a = PlayedGame(100, 6);
+  std::vector<Pickup*> pickups;
+  a->scene.ForEachActor([&](Actor& x) {
+    if (auto* p = dynamic_cast<Pickup*>(&x)) pickups.push_back(p);
+  });
+  ASSERT_GE(pickups.size(), 5u);
+  ASSERT_OK(SaveNow(*a, "s"));
+
+  for (MapChoice choice : {MapChoice::kOpenSavedMap, MapChoice::kKeepCurrentMap}) {
+    SCOPED_TRACE(choice == MapChoice::kOpenSavedMap ? "open saved map" : "keep current map");
+    auto b = NewGame();
+    ASSERT_OK(b->scene.Start(kMap));
+    ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "s", choice));
+    EXPECT_EQ(out.report.spawned, pickups.size());
+    for (Pickup* p : pickups) {
+      auto* p2 = b->scene.FindActorAs<Pickup>(p->id);
+      ASSERT_NE(p2, nullptr) << p->id.ToString();
+      EXPECT_TRUE(p2->spawned);
+      EXPECT_EQ(p2->value, p->value);
+      EXPECT_EQ(p2->kind, p->kind);
+      EXPECT_EQ(p2->transform.translation, p->transform.translation);
+      EXPECT_EQ(p2->transform.rotation, p->transform.rotation);
+      EXPECT_EQ(p2->attach_parent, p->attach_parent);
+      EXPECT_EQ(p2->attach_socket, Name("Hand"));
+      EXPECT_EQ(p2->owner_id, p->owner_id);
+      EXPECT_FALSE(p2->owner_id.is_none());
+      EXPECT_NE(b->scene.FindActorAs<Character>(p2->owner_id), nullptr);
+      EXPECT_TRUE(p2->begun_play);
+    }
+  }
+}
+
+TEST_F(SaveLoadTest, PlacedActorsDestroyedInPlayAreGoneAndNeverBeginPlay) {
+  std::vector<Guid> begun;
+  g_begun = &begun;
+  sample_map_ = Replace(sample_map_, "\"Crate\"", "\"WatchedCrate\"");
+  auto a = PlayedGame(100, 2);
+  std::set<Guid> crates_before;
+  {
+    auto fresh = NewGame();
+    ASSERT_OK(fresh->scene.Start(kMap));
+    fresh->scene.ForEachActor([&](Actor& x) {
+      if (dynamic_cast<WatchedCrate*>(&x)) crates_before.insert(x.id);
+    });
+  }
+  std::set<Guid> destroyed = crates_before;
+  a->scene.ForEachActor([&](Actor& x) { destroyed.erase(x.id); });
+  ASSERT_GE(destroyed.size(), 3u);
+  ASSERT_OK(SaveNow(*a, "d"));
+
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kOtherMap));
+  begun.clear();
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "d"));
+  EXPECT_EQ(out.report.removed, destroyed.size());
+  for (Guid id : destroyed) {
+    EXPECT_EQ(b->scene.FindActor(id), nullptr) << id.ToString();
+    EXPECT_THAT(begun, Not(Contains(id))) << "a destroyed crate began play: " << id.ToString();
+  }
+  // The crates that stayed began play, once.
+  for (Guid id : crates_before) {
+    if (destroyed.count(id)) continue;
+    EXPECT_EQ(std::count(begun.begin(), begun.end(), id), 1) << id.ToString();
+  }
+  // And the next save holds them destroyed still.
+  ASSERT_OK(SaveNow(*b, "d2"));
+  auto c = NewGame();
+  ASSERT_OK(c->scene.Start(kMap));
+  ASSERT_OK(LoadNow(*c, "d2", MapChoice::kKeepCurrentMap));
+  for (Guid id : destroyed) EXPECT_EQ(c->scene.FindActor(id), nullptr) << id.ToString();
+  g_begun = nullptr;
+}
+
+TEST_F(SaveLoadTest, SpawnedActorsDestroyedInPlayAreNotSpawnedAgain) {
+  auto a = NewGame();
+  ASSERT_OK(a->scene.Start(kSmallMap));
+  ASSERT_OK_AND_ASSIGN(Pickup * keep, a->scene.SpawnActor<Pickup>());
+  ASSERT_OK_AND_ASSIGN(Pickup * gone, a->scene.SpawnActor<Pickup>());
+  keep->value = 1;
+  gone->value = 2;
+  const Guid keep_id = keep->id, gone_id = gone->id;
+  ASSERT_OK(SaveNow(*a, "x"));  // both saved: the world holds this save now
+  a->scene.DestroyActor(gone_id);
+  ASSERT_OK(SaveNow(*a, "x"));
+
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kSmallMap));
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "x"));
+  EXPECT_NE(b->scene.FindActor(keep_id), nullptr);
+  EXPECT_EQ(b->scene.FindActor(gone_id), nullptr);
+  EXPECT_EQ(out.report.spawned, 1u);
+
+  // Loaded, destroyed, saved again: it stays gone.
+  b->scene.DestroyActor(keep_id);
+  ASSERT_OK(SaveNow(*b, "y"));
+  auto c = NewGame();
+  ASSERT_OK(c->scene.Start(kSmallMap));
+  ASSERT_OK(LoadNow(*c, "y"));
+  EXPECT_EQ(c->scene.FindActor(keep_id), nullptr);
+  EXPECT_EQ(c->scene.FindActor(gone_id), nullptr);
+}
+
+TEST_F(SaveLoadTest, ComponentsComeBackAndOneAddedInPlayWaitsForItsCreation) {
+  auto a = PlayedGame(100, 9);
+  std::vector<Guid> backpacks = Backpacks(a->scene);
+  ASSERT_FALSE(backpacks.empty());
+  const Guid who = backpacks.front();
+  auto* bag =
+      static_cast<InventoryComponent*>(a->scene.FindActor(who)->FindComponent(Name("Backpack")));
+  bag->capacity = 33;
+  auto* inv =
+      static_cast<InventoryComponent*>(a->scene.FindActor(who)->FindComponent(Name("Inventory")));
+  inv->capacity = 21;
+  inv->items = {{Name("Key"), 3, 0.25f}};
+  Lamp* lamp = nullptr;
+  a->scene.ForEachActor([&](Actor& x) {
+    if (!lamp) lamp = dynamic_cast<Lamp*>(&x);
+  });
+  ASSERT_NE(lamp, nullptr);
+  auto* bulb = static_cast<LampComponent*>(lamp->FindComponent(Name("Bulb")));
+  bulb->flicker = 0.75f;
+  bulb->broken = true;
+  ASSERT_OK(SaveNow(*a, "c"));
+
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kMap));
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "c"));
+  EXPECT_EQ(out.report.waiting, backpacks.size());
+  auto* inv2 =
+      static_cast<InventoryComponent*>(b->scene.FindActor(who)->FindComponent(Name("Inventory")));
+  EXPECT_EQ(inv2->capacity, 21);
+  EXPECT_EQ(inv2->items, inv->items);
+  auto* bulb2 =
+      static_cast<LampComponent*>(b->scene.FindActor(lamp->id)->FindComponent(Name("Bulb")));
+  EXPECT_EQ(bulb2->flicker, 0.75f);
+  EXPECT_TRUE(bulb2->broken);
+  // The Backpack is not there: it waits, and applies when the game makes it.
+  EXPECT_EQ(b->scene.FindActor(who)->FindComponent(Name("Backpack")), nullptr);
+  ASSERT_OK_AND_ASSIGN(Component * made,
+                       b->scene.AddComponent(who, Name("Backpack"), Name("InventoryComponent")));
+  auto* bag2 = static_cast<InventoryComponent*>(made);
+  EXPECT_EQ(bag2->capacity, 33);
+  EXPECT_EQ(bag2->items, bag->items);
+}
+
+TEST_F(SaveLoadTest, PlayersComeBack) {
+  auto a = PlayedGame(100, 12);
+  const LocalPlayer& p = a->scene.players().front();
+  auto* pc = dynamic_cast<SamplePlayerController*>(p.controller);
+  auto* pawn = dynamic_cast<SamplePawn*>(p.pawn);
+  auto* ps = dynamic_cast<SamplePlayerState*>(p.player_state);
+  ASSERT_TRUE(pc && pawn && ps);
+  pawn->transform.rotation = {0, 0, 0.6, 0.8};
+  ASSERT_OK(SaveNow(*a, "pl"));
+
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kOtherMap));
+  ASSERT_OK(LoadNow(*b, "pl"));
+  ASSERT_EQ(b->scene.players().size(), 1u);
+  const LocalPlayer& p2 = b->scene.players().front();
+  auto* pc2 = dynamic_cast<SamplePlayerController*>(p2.controller);
+  auto* pawn2 = dynamic_cast<SamplePawn*>(p2.pawn);
+  auto* ps2 = dynamic_cast<SamplePlayerState*>(p2.player_state);
+  ASSERT_TRUE(pc2 && pawn2 && ps2);
+  EXPECT_EQ(pc2->control_rotation, pc->control_rotation);
+  EXPECT_EQ(pawn2->stamina, pawn->stamina);
+  EXPECT_EQ(pawn2->transform.translation, pawn->transform.translation);
+  EXPECT_EQ(pawn2->transform.rotation, pawn->transform.rotation);
+  EXPECT_EQ(ps2->score, ps->score);
+  EXPECT_EQ(ps2->gold, ps->gold);
+  EXPECT_NE(ps->score, 0);
+}
+
+TEST_F(SaveLoadTest, ReferencesBetweenCharactersResolve) {
+  auto a = PlayedGame(200, 13);
+  std::map<Guid, std::pair<Guid, Guid>> refs;  // character -> (friend, target)
+  a->scene.ForEachActor([&](Actor& x) {
+    if (auto* c = dynamic_cast<Character*>(&x)) {
+      refs[c->id] = {c->friend_character ? c->friend_character->id : Guid(),
+                     c->target ? c->target->id : Guid()};
+    }
+  });
+  int set = 0;
+  for (const auto& [id, r] : refs) set += !r.first.is_none() + !r.second.is_none();
+  ASSERT_GE(set, 10);
+  ASSERT_OK(SaveNow(*a, "ref"));
+
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kOtherMap));
+  ASSERT_OK(LoadNow(*b, "ref"));
+  for (const auto& [id, r] : refs) {
+    auto* c = b->scene.FindActorAs<Character>(id);
+    if (c == nullptr) continue;  // a Cellar character: not loaded
+    EXPECT_EQ(c->friend_character ? c->friend_character->id : Guid(), r.first) << id.ToString();
+    EXPECT_EQ(c->target ? c->target->id : Guid(), r.second) << id.ToString();
+    if (c->friend_character) {
+      EXPECT_EQ(b->scene.FindActor(r.first), c->friend_character);
+    }
+  }
+}
+
+// --- 3. Records of absent objects are kept and written back ------------------------------------
+
+TEST_F(SaveLoadTest, RecordsOfAbsentObjectsAreKeptAndWrittenBack) {
+  const std::unique_ptr<reflect::TypeRegistry> no_statue = MakeRegistry(/*with_statue=*/false);
+  ASSERT_NE(no_statue, nullptr);
+  const reflect::ClassInfo* settings_class = registry_->FindClass<Settings>();
+
+  // a: everything present.
+  auto a = NewGame();
+  ASSERT_OK(a->scene.Start(kSmallMap));
+  Settings settings;
+  settings.volume = 9;
+  ASSERT_OK(a->saves.world().Register(Name("settings"), {settings_class, &settings}));
+  a->scene.GetWorldSubsystem<Weather>()->rain = 0.5f;
+  a->scene.FindActorAs<Statue>(G(kStatueId))->polish = 7;
+  static_cast<PlaqueComponent*>(a->scene.FindActor(G(kStatueId))->FindComponent(Name("Plaque")))
+      ->text = "new";
+  ASSERT_OK_AND_ASSIGN(Statue * spawned, a->scene.SpawnActor<Statue>());
+  spawned->polish = 3;
+  const Guid spawned_id = spawned->id;
+  // A component of an unregistered class on an actor the second game has.
+  ASSERT_OK(a->scene.AddComponent(G(kHeroId), Name("Badge"), Name("PlaqueComponent")));
+  static_cast<PlaqueComponent*>(a->scene.FindActor(G(kHeroId))->FindComponent(Name("Badge")))
+      ->text = "brave";
+  ASSERT_OK(SaveNow(*a, "k"));
+
+  // b: no statue class, no Weather, nothing registered.
+  {
+    auto b = NewGame(no_statue.get());
+    b->scene.AddMap(kSmallMap, SmallMap({.statue = false, .weather = false}));
+    ASSERT_OK(b->scene.Start(kSmallMap));
+    ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "k"));
+    EXPECT_GE(out.report.kept, 5u) << Lines(out.report.messages);
+    b->scene.FindActorAs<Character>(G(kHeroId))->health = 12;
+    ASSERT_OK(SaveNow(*b, "k"));
+  }
+
+  // c: everything present again.
+  auto c = NewGame();
+  ASSERT_OK(c->scene.Start(kSmallMap));
+  Settings settings2;
+  ASSERT_OK(c->saves.world().Register(Name("settings"), {settings_class, &settings2}));
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*c, "k"));
+  EXPECT_EQ(settings2.volume, 9) << "registered object";
+  EXPECT_EQ(c->scene.GetWorldSubsystem<Weather>()->rain, 0.5f) << "world subsystem";
+  EXPECT_EQ(c->scene.FindActorAs<Statue>(G(kStatueId))->polish, 7) << "placed actor";
+  EXPECT_EQ(
+      static_cast<PlaqueComponent*>(c->scene.FindActor(G(kStatueId))->FindComponent(Name("Plaque")))
+          ->text,
+      "new")
+      << "its component";
+  auto* spawned2 = c->scene.FindActorAs<Statue>(spawned_id);
+  ASSERT_NE(spawned2, nullptr) << "spawned actor of the unknown class";
+  EXPECT_EQ(spawned2->polish, 3);
+  EXPECT_EQ(c->scene.FindActorAs<Character>(G(kHeroId))->health, 12) << "b's change is there";
+  // The component of the class b did not know waits for its creation.
+  ASSERT_OK_AND_ASSIGN(Component * badge,
+                       c->scene.AddComponent(G(kHeroId), Name("Badge"), Name("PlaqueComponent")));
+  EXPECT_EQ(static_cast<PlaqueComponent*>(badge)->text, "brave") << Lines(out.report.messages);
+}
+
+// A placed actor destroyed in a sublevel the next game has not loaded stays destroyed.
+TEST_F(SaveLoadTest, TombstoneOfALevelNotLoadedIsWrittenBack) {
+  auto a = NewGame();
+  ASSERT_OK(a->scene.Start(kSmallMap));
+  ASSERT_OK(a->scene.AddLevel(Name("Cellar")));
+  ASSERT_NE(a->scene.FindActor(G(kCellarCrateId)), nullptr);
+  a->scene.DestroyActor(G(kCellarCrateId));
+  ASSERT_OK(SaveNow(*a, "t1"));
+
+  // Loaded with the cellar not loaded, then the cellar loads: the crate goes before begin play.
+  {
+    auto b = NewGame();
+    ASSERT_OK(b->scene.Start(kSmallMap));
+    ASSERT_OK(LoadNow(*b, "t1"));
+    ASSERT_OK(b->scene.AddLevel(Name("Cellar")));
+    EXPECT_EQ(b->scene.FindActor(G(kCellarCrateId)), nullptr) << "streamed level";
+  }
+  // Loaded and saved again with the cellar not loaded: the tombstone must be kept.
+  {
+    auto b = NewGame();
+    ASSERT_OK(b->scene.Start(kSmallMap));
+    ASSERT_OK(LoadNow(*b, "t1"));
+    ASSERT_OK(SaveNow(*b, "t2"));
+  }
+  auto c = NewGame();
+  ASSERT_OK(c->scene.Start(kSmallMap));
+  ASSERT_OK(LoadNow(*c, "t2"));
+  ASSERT_OK(c->scene.AddLevel(Name("Cellar")));
+  EXPECT_EQ(c->scene.FindActor(G(kCellarCrateId)), nullptr)
+      << "the crate destroyed in the cellar came back after a second save";
+}
+
+// Actors of a sublevel that was not loaded when the save loaded: their records are kept, and
+// when the level streams in they get their values (else the next save writes the map's values
+// over the saved ones).
+TEST_F(SaveLoadTest, ActorsOfALevelStreamedInAfterALoadKeepTheirSavedValues) {
+  auto a = NewGame();
+  ASSERT_OK(a->scene.Start(kSmallMap));
+  ASSERT_OK(a->scene.AddLevel(Name("Cellar")));
+  a->scene.FindActorAs<Crate>(G(kCellarCrateId))->hits = 5;
+  ASSERT_OK(SaveNow(*a, "c1"));
+  {
+    auto b = NewGame();
+    ASSERT_OK(b->scene.Start(kSmallMap));
+    ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "c1"));
+    EXPECT_EQ(out.report.kept, 1u) << Lines(out.report.messages);
+    ASSERT_OK(b->scene.AddLevel(Name("Cellar")));
+    EXPECT_EQ(b->scene.FindActorAs<Crate>(G(kCellarCrateId))->hits, 5)
+        << "the streamed-in crate did not get its saved values";
+    ASSERT_OK(SaveNow(*b, "c2"));
+  }
+  auto c = NewGame();
+  ASSERT_OK(c->scene.Start(kSmallMap));
+  ASSERT_OK(c->scene.AddLevel(Name("Cellar")));
+  ASSERT_OK(LoadNow(*c, "c2", MapChoice::kKeepCurrentMap));
+  EXPECT_EQ(c->scene.FindActorAs<Crate>(G(kCellarCrateId))->hits, 5)
+      << "the crate's saved value was lost by the second save";
+}
+
+// A later version renamed a class and a field, with redirects: placed and spawned actors of the
+// old name load into the new class.
+TEST_F(SaveLoadTest, RenamedClassesAndFieldsLoadThroughRedirects) {
+  const std::unique_ptr<reflect::TypeRegistry> renamed = MakeRenamedRegistry();
+  ASSERT_NE(renamed, nullptr);
+  auto a = NewGame();
+  ASSERT_OK(a->scene.Start(kSmallMap));
+  a->scene.FindActorAs<Statue>(G(kStatueId))->polish = 7;
+  ASSERT_OK_AND_ASSIGN(Statue * spawned, a->scene.SpawnActor<Statue>());
+  spawned->polish = 3;
+  const Guid spawned_id = spawned->id;
+  ASSERT_OK(SaveNow(*a, "old"));
+
+  auto b = NewGame(renamed.get());
+  b->scene.AddMap(kSmallMap, SmallMap({.statue_class = "Monument", .statue_field = "Shine"}));
+  ASSERT_OK(b->scene.Start(kSmallMap));
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "old"));
+  EXPECT_EQ(out.report.class_mismatches, 0u) << Lines(out.report.messages);
+  auto* placed = b->scene.FindActorAs<Monument>(G(kStatueId));
+  ASSERT_NE(placed, nullptr);
+  EXPECT_EQ(placed->shine, 7);
+  auto* again = b->scene.FindActorAs<Monument>(spawned_id);
+  ASSERT_NE(again, nullptr) << Lines(out.report.messages);
+  EXPECT_EQ(again->shine, 3);
+}
+
+// --- 4. Class mismatch ---------------------------------------------------------------------------
+
+TEST_F(SaveLoadTest, ARecordOfAnotherClassIsNotAppliedAndIsReported) {
+  auto a = NewGame();
+  ASSERT_OK(a->scene.Start(kSmallMap));
+  a->scene.FindActorAs<Door>(G(kDoorId))->lock_code = 4321;
+  a->scene.FindActor(G(kDoorId))->transform.translation = {9, 9, 9};
+  a->scene.FindActorAs<Character>(G(kHeroId))->health = 5;
+  ASSERT_OK(SaveNow(*a, "m"));
+
+  auto b = NewGame();
+  b->scene.AddMap("maps/mismatch.json", SmallMap({.door_class = "Chest"}));
+  b->scene.AddMap(kSmallMap, SmallMap({.door_class = "Chest"}));
+  ASSERT_OK(b->scene.Start(kSmallMap));
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "m"));
+  EXPECT_EQ(out.report.class_mismatches, 1u);
+  EXPECT_THAT(out.report.messages,
+              Contains(AllOf(HasSubstr("ClassMismatch"), HasSubstr(kDoorId), HasSubstr("Chest"))))
+      << Lines(out.report.messages);
+  auto* chest = b->scene.FindActorAs<Chest>(G(kDoorId));
+  ASSERT_NE(chest, nullptr);
+  EXPECT_TRUE(chest->inventory.empty());
+  EXPECT_EQ(chest->transform.translation, (reflect::Vector3d{1, 2, 3})) << "not placed either";
+  EXPECT_EQ(b->scene.FindActorAs<Character>(G(kHeroId))->health, 5) << "the rest applies";
+}
+
+// --- 5. Gates and statuses ---------------------------------------------------------------------
+
+TEST_F(SaveLoadTest, CallsOffTheGameThreadAreRefusedAtTheNextTick) {
+  auto g = PlayedGame(10);
+  ASSERT_OK(SaveNow(*g, "there"));
+  std::optional<Result<SaveOutcome>> saved;
+  std::optional<Result<LoadOutcome>> loaded;
+  std::thread::id save_thread, load_thread;
+  std::thread t([&] {
+    g->saves.Save("off", {}, [&](Result<SaveOutcome> r) {
+      saved.emplace(std::move(r));
+      save_thread = std::this_thread::get_id();
+    });
+    g->saves.Load("there", {}, [&](Result<LoadOutcome> r) {
+      loaded.emplace(std::move(r));
+      load_thread = std::this_thread::get_id();
+    });
+  });
+  t.join();
+  EXPECT_FALSE(saved.has_value());
+  EXPECT_FALSE(loaded.has_value());
+  g->saves.Tick();
+  ASSERT_TRUE(saved.has_value());
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_THAT(*saved, StatusIs(StatusCode::kInvalidInput));
+  EXPECT_THAT(*loaded, StatusIs(StatusCode::kInvalidInput));
+  EXPECT_EQ(save_thread, std::this_thread::get_id());
+  EXPECT_EQ(load_thread, std::this_thread::get_id());
+  EXPECT_FALSE(g->saves.loading());
+  EXPECT_THAT(LoadNow(*g, "off"), StatusIs(StatusCode::kNotFound));
+}
+
+TEST_F(SaveLoadTest, CallsWithoutAWorldAreInvalidInput) {
+  auto g = NewGame();
+  ASSERT_FALSE(g->scene.HasWorld());
+  EXPECT_THAT(SaveNow(*g, "a"), StatusIs(StatusCode::kInvalidInput));
+  EXPECT_THAT(LoadNow(*g, "a"), StatusIs(StatusCode::kInvalidInput));
+  EXPECT_EQ(backend_.used(), 0u);
+}
+
+TEST_F(SaveLoadTest, CallsOnAClientAreNotAuthority) {
+  auto g = PlayedGame(10);
+  ASSERT_OK(SaveNow(*g, "a"));
+  g->scene.SetAuthority(false);
+  ASSERT_OK_AND_ASSIGN(auto before, Capture(*g));
+  EXPECT_THAT(SaveNow(*g, "b"), StatusIs(StatusCode::kNotAuthority));
+  EXPECT_THAT(LoadNow(*g, "a"), StatusIs(StatusCode::kNotAuthority));
+  ASSERT_OK_AND_ASSIGN(auto after, Capture(*g));
+  EXPECT_SAME_WORLD(before, after);
+  g->scene.SetAuthority(true);
+  EXPECT_THAT(LoadNow(*g, "b"), StatusIs(StatusCode::kNotFound));
+}
+
+TEST_F(SaveLoadTest, SlotNamesAreOneTo1024BytesWithoutNulAndNotReserved) {
+  auto g = PlayedGame(10);
+  const std::string longest(1024, 's');
+  ASSERT_OK(SaveNow(*g, longest));
+  ASSERT_OK(LoadNow(*g, longest));
+  const std::size_t used = backend_.used();
+  const std::string bad[] = {
+      std::string(), std::string(1025, 's'), std::string("a\0b", 3), "rolly.x",
+      "rolly.",      std::string("\xff\xfe")};
+  for (const std::string& slot : bad) {
+    SCOPED_TRACE(slot.size() > 20 ? std::to_string(slot.size()) + " bytes" : slot);
+    EXPECT_THAT(SaveNow(*g, slot), StatusIs(StatusCode::kInvalidInput));
+    EXPECT_THAT(LoadNow(*g, slot), StatusIs(StatusCode::kInvalidInput));
+  }
+  EXPECT_EQ(backend_.used(), used) << "a refused call wrote something";
+}
+
+TEST_F(SaveLoadTest, ASaveWhileALoadSetsValuesIsBusy) {
+  auto a = PlayedGame(10);
+  ASSERT_OK(SaveNow(*a, "s"));
+  for (MapChoice choice : {MapChoice::kOpenSavedMap, MapChoice::kKeepCurrentMap}) {
+    auto b = NewGame();
+    ASSERT_OK(b->scene.Start(kMap));
+    RecordingEvents events;
+    b->saves.SetEvents(&events);
+    std::optional<Result<SaveOutcome>> inner;
+    std::optional<Result<LoadOutcome>> inner_load;
+    events.on_progress = [&](LoadStage stage) {
+      if (stage != LoadStage::kSettingValues) return;
+      b->saves.Save("inner", {}, [&](Result<SaveOutcome> r) { inner.emplace(std::move(r)); });
+      b->saves.Load("s", {}, [&](Result<LoadOutcome> r) { inner_load.emplace(std::move(r)); });
+    };
+    EXPECT_OK(LoadNow(*b, "s", choice));
+    ASSERT_TRUE(inner.has_value());
+    EXPECT_THAT(*inner, StatusIs(StatusCode::kBusy));
+    ASSERT_TRUE(inner_load.has_value());
+    EXPECT_THAT(*inner_load, StatusIs(StatusCode::kBusy));
+    b->saves.SetEvents(nullptr);
+  }
+  auto c = NewGame();
+  ASSERT_OK(c->scene.Start(kMap));
+  EXPECT_THAT(LoadNow(*c, "inner"), StatusIs(StatusCode::kNotFound));
+}
+
+TEST_F(SaveLoadTest, ASaveFromALoadedHookIsBusy) {
+  const reflect::ClassInfo* cls = registry_->FindClass<Settings>();
+  auto a = PlayedGame(10);
+  Settings settings;
+  ASSERT_OK(a->saves.world().Register(Name("settings"), {cls, &settings}));
+  ASSERT_OK(SaveNow(*a, "s"));
+
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kMap));
+  Settings settings2;
+  std::optional<Result<SaveOutcome>> inner;
+  settings2.on_loaded = [&] {
+    b->saves.Save("inner", {}, [&](Result<SaveOutcome> r) { inner.emplace(std::move(r)); });
+  };
+  ASSERT_OK(b->saves.world().Register(Name("settings"), {cls, &settings2}));
+  EXPECT_OK(LoadNow(*b, "s"));
+  EXPECT_EQ(settings2.loaded, 1);
+  ASSERT_TRUE(inner.has_value());
+  EXPECT_THAT(*inner, StatusIs(StatusCode::kBusy));
+}
+
+TEST_F(SaveLoadTest, ALoadWhileALoadRunsIsBusy) {
+  auto a = PlayedGame(10);
+  ASSERT_OK(SaveNow(*a, "s"));
+  std::optional<Result<LoadOutcome>> first, second;
+  a->saves.Load("s", {}, [&](Result<LoadOutcome> r) { first.emplace(std::move(r)); });
+  EXPECT_TRUE(a->saves.loading());
+  a->saves.Load("s", {}, [&](Result<LoadOutcome> r) { second.emplace(std::move(r)); });
+  ASSERT_OK(a->saves.Flush(Deadline()));
+  ASSERT_TRUE(first && second);
+  EXPECT_OK(*first);
+  EXPECT_THAT(*second, StatusIs(StatusCode::kBusy));
+}
+
+TEST_F(SaveLoadTest, ALoadOfAMissingSlotIsNotFound) {
+  auto g = PlayedGame(10);
+  RecordingEvents events;
+  g->saves.SetEvents(&events);
+  EXPECT_THAT(LoadNow(*g, "missing"), StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(events.log, ElementsAre("LoadStarted missing", "Progress Reading",
+                                      "LoadFinished missing NotFound"));
+  g->saves.SetEvents(nullptr);
+}
+
+TEST_F(SaveLoadTest, ALoadOfAMapTheGameLacksIsNotFoundAndChangesNothing) {
+  auto a = PlayedGame(10);
+  ASSERT_OK(SaveNow(*a, "s"));
+  auto b = std::make_unique<Game>(*registry_, backend_, mailbox_, workers_);
+  b->scene.AddMap(kOtherMap, BuildSampleMap(20, 5));
+  ASSERT_OK(b->scene.Start(kOtherMap));
+  ASSERT_OK_AND_ASSIGN(auto before, Capture(*b));
+  EXPECT_THAT(LoadNow(*b, "s"), StatusIs(StatusCode::kNotFound));
+  EXPECT_EQ(b->scene.CurrentMap(), kOtherMap);
+  ASSERT_OK_AND_ASSIGN(auto after, Capture(*b));
+  EXPECT_SAME_WORLD(before, after);
+}
+
+TEST_F(SaveLoadTest, CancelBeforeTheMapOpensStopsTheLoad) {
+  auto a = PlayedGame(10);
+  ASSERT_OK(SaveNow(*a, "s"));
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kOtherMap));
+  RecordingEvents events;
+  b->saves.SetEvents(&events);
+  ASSERT_OK_AND_ASSIGN(auto before, Capture(*b));
+  std::optional<Result<LoadOutcome>> got;
+  b->saves.Load("s", {}, [&](Result<LoadOutcome> r) { got.emplace(std::move(r)); });
+  EXPECT_OK(b->saves.CancelLoad());
+  EXPECT_FALSE(got.has_value()) << "the callback runs on a later Tick";
+  ASSERT_OK(b->saves.Flush(Deadline()));
+  ASSERT_TRUE(got.has_value());
+  EXPECT_THAT(*got, StatusIs(StatusCode::kCancelled));
+  EXPECT_THAT(events.log, ElementsAre("LoadStarted s", "Progress Reading", "LoadCancelled s"));
+  EXPECT_EQ(b->scene.CurrentMap(), kOtherMap);
+  ASSERT_OK_AND_ASSIGN(auto after, Capture(*b));
+  EXPECT_SAME_WORLD(before, after);
+  EXPECT_FALSE(b->saves.loading());
+  EXPECT_THAT(b->saves.CancelLoad(), StatusIs(StatusCode::kInvalidInput));
+  // A load after the cancelled one runs.
+  EXPECT_OK(LoadNow(*b, "s"));
+  b->saves.SetEvents(nullptr);
+}
+
+TEST_F(SaveLoadTest, CancelOnceTheMapOpensIsBusy) {
+  auto a = PlayedGame(10);
+  ASSERT_OK(SaveNow(*a, "s"));
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kOtherMap));
+  RecordingEvents events;
+  b->saves.SetEvents(&events);
+  std::vector<Status> cancels;
+  events.on_progress = [&](LoadStage stage) {
+    if (stage == LoadStage::kOpeningMap || stage == LoadStage::kSettingValues)
+      cancels.push_back(b->saves.CancelLoad());
+  };
+  EXPECT_OK(LoadNow(*b, "s"));
+  ASSERT_EQ(cancels.size(), 2u);
+  EXPECT_THAT(cancels[0], StatusIs(StatusCode::kBusy));
+  EXPECT_THAT(cancels[1], StatusIs(StatusCode::kBusy));
+  EXPECT_EQ(b->scene.CurrentMap(), kMap);
+  b->saves.SetEvents(nullptr);
+}
+
+// A cancel the save system accepts (Ok) stops the load: here from the Loading Assets event, before
+// the map opens.
+TEST_F(SaveLoadTest, ACancelAcceptedWhileAssetsLoadStopsTheLoad) {
+  auto a = PlayedGame(10);
+  ASSERT_OK(SaveNow(*a, "s"));
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kOtherMap));
+  ASSERT_OK_AND_ASSIGN(auto before, Capture(*b));
+  RecordingEvents events;
+  b->saves.SetEvents(&events);
+  std::optional<Status> cancel;
+  events.on_progress = [&](LoadStage stage) {
+    if (stage == LoadStage::kLoadingAssets) cancel = b->saves.CancelLoad();
+  };
+  Result<LoadOutcome> got = LoadNow(*b, "s");
+  b->saves.SetEvents(nullptr);
+  ASSERT_TRUE(cancel.has_value());
+  if (cancel->ok()) {
+    EXPECT_THAT(got, StatusIs(StatusCode::kCancelled))
+        << "CancelLoad said Ok, yet the load went on";
+    EXPECT_THAT(events.log, Contains("LoadCancelled s"));
+    EXPECT_EQ(b->scene.CurrentMap(), kOtherMap);
+    ASSERT_OK_AND_ASSIGN(auto after, Capture(*b));
+    EXPECT_SAME_WORLD(before, after);
+  } else {
+    EXPECT_THAT(*cancel, StatusIs(StatusCode::kBusy));
+    EXPECT_OK(got.status());
+  }
+}
+
+// A save asked for while a load still reads is not refused: the gates stop saves only once the
+// load's map opens.
+TEST_F(SaveLoadTest, ASaveWhileALoadReadsRuns) {
+  auto a = PlayedGame(10);
+  ASSERT_OK(SaveNow(*a, "s"));
+  std::optional<Result<LoadOutcome>> loaded;
+  std::optional<Result<SaveOutcome>> saved;
+  a->saves.Load("s", {}, [&](Result<LoadOutcome> r) { loaded.emplace(std::move(r)); });
+  a->saves.Save("t", {}, [&](Result<SaveOutcome> r) { saved.emplace(std::move(r)); });
+  ASSERT_OK(a->saves.Flush(Deadline()));
+  ASSERT_TRUE(loaded && saved);
+  EXPECT_OK(loaded->status());
+  EXPECT_OK(saved->status());
+}
+
+// A game torn down with calls still running runs none of their callbacks and touches nothing
+// that is gone (run under the sanitizers).
+TEST_F(SaveLoadTest, AGameDestroyedWithCallsRunningIsSafe) {
+  auto a = PlayedGame(10);
+  ASSERT_OK(SaveNow(*a, "s"));
+  int called = 0;
+  {
+    auto b = PlayedGame(10);
+    b->saves.Save("t", {}, [&](Result<SaveOutcome>) { ++called; });
+    b->saves.Load("s", {}, [&](Result<LoadOutcome>) { ++called; });
+    b->saves.Save("rolly.x", {}, [&](Result<SaveOutcome>) { ++called; });
+  }
+  mailbox_.Drain();
+  workers_.WaitUntilIdle();
+  mailbox_.Drain();
+  EXPECT_EQ(called, 0);
+  EXPECT_OK(LoadNow(*a, "s").status());
+}
+
+TEST_F(SaveLoadTest, RegisterRefusesBadNamesAndTakenOnes) {
+  auto g = PlayedGame(1);
+  const reflect::ClassInfo* cls = registry_->FindClass<Settings>();
+  Settings s1, s2;
+  world::World& w = g->saves.world();
+  EXPECT_THAT(w.Register(Name(""), {cls, &s1}), StatusIs(StatusCode::kInvalidInput));
+  EXPECT_THAT(w.Register(Name(std::string(1025, 'n')), {cls, &s1}),
+              StatusIs(StatusCode::kInvalidInput));
+  EXPECT_OK(w.Register(Name(std::string(1024, 'n')), {cls, &s1}));
+  EXPECT_THAT(w.Register(Name(std::string(1024, 'n')), {cls, &s2}),
+              StatusIs(StatusCode::kInvalidInput));
+  EXPECT_THAT(w.Register(Name("null"), {cls, nullptr}), StatusIs(StatusCode::kInvalidInput));
+  EXPECT_OK(SaveNow(*g, "r").status());
+}
+
+TEST_F(SaveLoadTest, CancelWithoutALoadIsInvalidInput) {
+  auto g = PlayedGame(10);
+  EXPECT_THAT(g->saves.CancelLoad(), StatusIs(StatusCode::kInvalidInput));
+}
+
+TEST_F(SaveLoadTest, ACaptureThatRefusesWritesNothingAndTheSlotKeepsItsSave) {
+  auto a = PlayedGame(30);
+  ASSERT_OK_AND_ASSIGN(auto first, Capture(*a));
+  ASSERT_OK(SaveNow(*a, "s"));
+  Character* c = nullptr;
+  a->scene.ForEachActor([&](Actor& x) {
+    if (!c) c = dynamic_cast<Character*>(&x);
+  });
+  ASSERT_NE(c, nullptr);
+  c->name = "bad \xff\xfe name";
+  a->scene.GetSubsystem<QuestLog>()->quests.clear();  // a change that must not reach the slot
+  RecordingEvents events;
+  a->saves.SetEvents(&events);
+  EXPECT_THAT(SaveNow(*a, "s"), StatusIs(StatusCode::kInvalidData));
+  EXPECT_THAT(SaveNow(*a, "fresh"), StatusIs(StatusCode::kInvalidData));
+  EXPECT_THAT(events.log,
+              ElementsAre("SaveFinished s InvalidData", "SaveFinished fresh InvalidData"));
+  a->saves.SetEvents(nullptr);
+
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kMap));
+  ASSERT_OK(LoadNow(*b, "s"));
+  AddBackpacks(b->scene, Backpacks(a->scene));
+  ASSERT_OK_AND_ASSIGN(auto loaded, Capture(*b));
+  EXPECT_SAME_WORLD(first, loaded);
+  EXPECT_THAT(LoadNow(*b, "fresh"), StatusIs(StatusCode::kNotFound));
+}
+
+// A long name (a level, socket or component name over 1,024 bytes) refuses the capture too.
+TEST_F(SaveLoadTest, ACaptureOfALongSocketNameIsInvalidData) {
+  auto a = NewGame();
+  ASSERT_OK(a->scene.Start(kSmallMap));
+  ASSERT_OK(a->scene.Attach(G(kChestId), G(kDoorId), Name(std::string(1025, 'k'))));
+  EXPECT_THAT(SaveNow(*a, "s"), StatusIs(StatusCode::kInvalidData));
+  EXPECT_THAT(LoadNow(*a, "s"), StatusIs(StatusCode::kNotFound));
+}
+
+// OnSaved hooks run only once the store reported the save written: not for a capture that refused,
+// not for a full disk (NoSpace, the slot keeps its previous save).
+TEST_F(SaveLoadTest, SavedHooksRunOnlyAfterTheWrite) {
+  // Room for about two saves of the world as it starts.
+  std::size_t one_save = 0;
+  {
+    store::MemoryBackend scratch;
+    auto s = std::make_unique<Game>(*registry_, scratch, mailbox_, workers_);
+    s->scene.AddMap(kMap, sample_map_);
+    ASSERT_OK(s->scene.Start(kMap));
+    ASSERT_OK(SaveNow(*s, "s"));
+    one_save = scratch.used();
+  }
+  store::MemoryBackend small(one_save * 22 / 10);
+  auto g = std::make_unique<Game>(*registry_, small, mailbox_, workers_);
+  g->scene.AddMap(kMap, sample_map_);
+  ASSERT_OK(g->scene.Start(kMap));
+  Settings settings;
+  ASSERT_OK(
+      g->saves.world().Register(Name("settings"), {registry_->FindClass<Settings>(), &settings}));
+  std::optional<Result<SaveOutcome>> got;
+  g->saves.Save("s", {}, [&](Result<SaveOutcome> r) { got.emplace(std::move(r)); });
+  EXPECT_EQ(settings.saved, 0) << "OnSaved ran before the store wrote";
+  ASSERT_OK(g->saves.Flush(Deadline()));
+  ASSERT_TRUE(got.has_value());
+  ASSERT_OK(got->status());
+  EXPECT_EQ(settings.saved, 1);
+  ASSERT_OK_AND_ASSIGN(auto first, Capture(*g));
+
+  // A capture that refuses.
+  Character* c = nullptr;
+  g->scene.ForEachActor([&](Actor& x) {
+    if (!c) c = dynamic_cast<Character*>(&x);
+  });
+  const std::string name = c->name;
+  c->name = "\xc3";
+  EXPECT_THAT(SaveNow(*g, "s"), StatusIs(StatusCode::kInvalidData));
+  EXPECT_EQ(settings.saved, 1);
+  c->name = name;
+
+  // A full disk: the world grew past the backend's room.
+  ASSERT_OK(PlaySample(g->scene, 400, 3));
+  for (int i = 0; i < 3000; ++i) {
+    ASSERT_OK_AND_ASSIGN(Pickup * p, g->scene.SpawnActor<Pickup>());
+    p->kind = Name("Gem" + std::to_string(i));
+    p->value = i;
+  }
+  EXPECT_THAT(SaveNow(*g, "s"), StatusIs(StatusCode::kNoSpace));
+  EXPECT_EQ(settings.saved, 1);
+  auto b = std::make_unique<Game>(*registry_, small, mailbox_, workers_);
+  b->scene.AddMap(kMap, sample_map_);
+  ASSERT_OK(b->scene.Start(kMap));
+  Settings settings2;
+  ASSERT_OK(
+      b->saves.world().Register(Name("settings"), {registry_->FindClass<Settings>(), &settings2}));
+  ASSERT_OK(LoadNow(*b, "s"));
+  ASSERT_OK_AND_ASSIGN(auto loaded, Capture(*b));
+  ASSERT_OK_AND_ASSIGN(auto diff, world::DiffWorlds(first, loaded, 1000));
+  for (const std::string& line : diff) {
+    // Only the components play added (not made again here) may differ.
+    EXPECT_THAT(line, HasSubstr("!= (missing)")) << line;
+  }
+}
+
+// --- 6. Events ---------------------------------------------------------------------------------
+
+TEST_F(SaveLoadTest, EventsComeInOrder) {
+  auto a = PlayedGame(10);
+  RecordingEvents events;
+  a->saves.SetEvents(&events);
+  ASSERT_OK(SaveNow(*a, "e"));
+  EXPECT_THAT(events.log, ElementsAre("SaveFinished e Ok"));
+  events.log.clear();
+  ASSERT_OK(LoadNow(*a, "e"));
+  EXPECT_THAT(events.log,
+              ElementsAre("LoadStarted e", "Progress Reading", "Progress Loading Assets",
+                          "Progress Opening Map", "Progress Setting Values", "LoadFinished e Ok"));
+  events.log.clear();
+  ASSERT_OK(LoadNow(*a, "e", MapChoice::kKeepCurrentMap));
+  EXPECT_THAT(events.log,
+              ElementsAre("LoadStarted e", "Progress Reading", "Progress Loading Assets",
+                          "Progress Setting Values", "LoadFinished e Ok"));
+  a->saves.SetEvents(nullptr);
+}
+
+// --- 7. A damaged record anywhere refuses the whole load -----------------------------------------
+
+// Re-writes the newest save of `slot` with `edit` applied to the payload of chunk `id`; the
+// format's checksums are recomputed on write, so only the record check can find the damage.
+void DamageChunk(Game& g, std::string_view slot, std::string_view id,
+                 const std::function<bool(Bytes&)>& edit) {
+  std::optional<Result<store::LoadResult>> read;
+  g.store.Load(slot, [&](Result<store::LoadResult> r) { read.emplace(std::move(r)); });
+  ASSERT_OK(g.store.Flush(Deadline()));
+  ASSERT_TRUE(read.has_value());
+  ASSERT_OK(*read);
+  format::File file = std::move((*read)->file);
+  bool edited = false;
+  for (format::Chunk& c : file.chunks) {
+    const format::ChunkId chunk_id = c.id();
+    if (chunk_id.view() != id) continue;
+    Bytes data = c.data();
+    ASSERT_TRUE(edit(data)) << "nothing to damage in " << id;
+    c.set_data(std::move(data));
+    edited = true;
+  }
+  ASSERT_TRUE(edited) << "no chunk " << id;
+  std::optional<Result<store::SaveInfo>> wrote;
+  g.store.Save(slot, std::move(file),
+               [&](Result<store::SaveInfo> r) { wrote.emplace(std::move(r)); });
+  ASSERT_OK(g.store.Flush(Deadline()));
+  ASSERT_TRUE(wrote.has_value());
+  ASSERT_OK(*wrote);
+}
+
+// Replaces the byte at `offset` past the first `pattern` in `data` with `to`.
+bool Poke(Bytes& data, std::string_view pattern, std::size_t offset, std::uint8_t to) {
+  std::string_view text(reinterpret_cast<const char*>(data.data()), data.size());
+  const std::size_t at = text.find(pattern);
+  if (at == std::string_view::npos) return false;
+  data[at + offset] = to;
+  return true;
+}
+
+TEST_F(SaveLoadTest, ADamagedRecordAnywhereRefusesTheWholeLoad) {
+  struct Case {
+    const char* chunk;
+    std::function<bool(Bytes&)> edit;
+    const char* what;
+  };
+  const Case cases[] = {
+      // A character's name string stops being UTF-8.
+      {"WRLD", [](Bytes& d) { return Poke(d, "npc_", 0, 0xFF); }, "string value"},
+      // The ACTR flags of some actor get a bit no version defines.
+      {"WRLD", [](Bytes& d) { return Poke(d, "ACTR", 5, 0x80); }, "ACTR flags"},
+      // A global's role string stops being UTF-8.
+      {"GLOB", [](Bytes& d) { return Poke(d, "\x09GameState", 1, 0xFF); }, "GLBL role"},
+      // A player's part is not 0..2.
+      {"PLYR", [](Bytes& d) { return Poke(d, std::string_view("PLYR\x02\x00", 6), 6, 7); },
+       "PLYR part"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.chunk) + " " + c.what);
+    auto a = PlayedGame(60);
+    ASSERT_OK(SaveNow(*a, "dmg"));
+    DamageChunk(*a, "dmg", c.chunk, c.edit);
+    for (MapChoice choice : {MapChoice::kOpenSavedMap, MapChoice::kKeepCurrentMap}) {
+      auto b = NewGame();
+      ASSERT_OK(b->scene.Start(kMap));
+      ASSERT_OK(PlaySample(b->scene, 20, 77));
+      ASSERT_OK_AND_ASSIGN(auto before, Capture(*b));
+      std::set<Guid> ids;
+      b->scene.ForEachActor([&](Actor& x) { ids.insert(x.id); });
+      RecordingEvents events;
+      b->saves.SetEvents(&events);
+      EXPECT_THAT(LoadNow(*b, "dmg", choice),
+                  StatusIs(StatusCode::kDamaged, HasSubstr(std::string("chunk ") + c.chunk)));
+      EXPECT_THAT(events.log, Contains("LoadFinished dmg Damaged"));
+      b->saves.SetEvents(nullptr);
+      std::set<Guid> ids_after;
+      b->scene.ForEachActor([&](Actor& x) { ids_after.insert(x.id); });
+      EXPECT_EQ(ids, ids_after) << "an actor was removed or spawned";
+      ASSERT_OK_AND_ASSIGN(auto after, Capture(*b));
+      EXPECT_SAME_WORLD(before, after);
+    }
+  }
+}
+
+// --- 8. Many actors ----------------------------------------------------------------------------
+
+TEST_F(SaveLoadTest, TenThousandActorsRoundTrip) {
+  sample_map_ = BuildSampleMap(10000, 21);
+  auto a = PlayedGame(2000, 21);
+  ASSERT_OK_AND_ASSIGN(auto saved, Capture(*a));
+  ASSERT_OK_AND_ASSIGN(SaveOutcome so, SaveNow(*a, "big"));
+  EXPECT_GT(so.records, 9000u);
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kOtherMap));
+  ASSERT_OK(LoadNow(*b, "big"));
+  AddBackpacks(b->scene, Backpacks(a->scene));
+  ASSERT_OK_AND_ASSIGN(auto loaded, Capture(*b));
+  EXPECT_SAME_WORLD(saved, loaded);
+}
+
+// --- More: the comparison itself, waiting components, other maps -------------------------------
+
+// The comparison the tests rely on sees a change of any kind.
+TEST_F(SaveLoadTest, TheComparisonSeesChanges) {
+  auto a = PlayedGame(10);
+  ASSERT_OK_AND_ASSIGN(auto before, Capture(*a));
+  ASSERT_OK(PlaySample(a->scene, 10, 5));
+  ASSERT_OK_AND_ASSIGN(auto after, Capture(*a));
+  ASSERT_OK_AND_ASSIGN(auto diff, world::DiffWorlds(before, after, 1000));
+  EXPECT_GE(diff.size(), 10u) << Lines(diff);
+  EXPECT_THAT(diff, Contains(HasSubstr("TimeOfDay")));
+  EXPECT_THAT(diff, Contains(HasSubstr("ControlRotation")));
+  EXPECT_THAT(diff, Contains(HasSubstr("ACTR")));
+}
+
+// A component record waiting for its component is a record whose object is not there: a save
+// made before the game creates the component keeps it (docs/world.md, "What a load does", 3).
+TEST_F(SaveLoadTest, AWaitingComponentRecordIsKeptByTheNextSave) {
+  auto a = PlayedGame(100, 9);
+  const std::vector<Guid> backpacks = Backpacks(a->scene);
+  ASSERT_FALSE(backpacks.empty());
+  auto* bag = static_cast<InventoryComponent*>(
+      a->scene.FindActor(backpacks.front())->FindComponent(Name("Backpack")));
+  bag->capacity = 44;
+  ASSERT_OK(SaveNow(*a, "w"));
+  {
+    auto b = NewGame();
+    ASSERT_OK(b->scene.Start(kMap));
+    ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "w"));
+    EXPECT_EQ(out.report.waiting, backpacks.size());
+    ASSERT_OK(SaveNow(*b, "w2"));  // an autosave before the game made the backpacks
+  }
+  auto c = NewGame();
+  ASSERT_OK(c->scene.Start(kMap));
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*c, "w2"));
+  EXPECT_EQ(out.report.waiting, backpacks.size()) << "the Backpack records were dropped";
+  ASSERT_OK_AND_ASSIGN(Component * made, c->scene.AddComponent(backpacks.front(), Name("Backpack"),
+                                                               Name("InventoryComponent")));
+  EXPECT_EQ(static_cast<InventoryComponent*>(made)->capacity, 44);
+}
+
+// A game that travelled to another map saves both maps (the other map's WRLD chunk is kept
+// whole, docs/world.md) and that save loads.
+TEST_F(SaveLoadTest, ASaveAfterTravellingToAnotherMapLoads) {
+  auto a = PlayedGame(30);
+  ASSERT_OK(SaveNow(*a, "t1"));
+  ASSERT_OK(a->scene.OpenMap(kOtherMap));  // travel
+  ASSERT_OK(PlaySample(a->scene, 20, 4));
+  ASSERT_OK_AND_ASSIGN(auto saved, Capture(*a));
+  ASSERT_OK(SaveNow(*a, "t2"));
+  int worlds = 0;
+  for (const world::WorldChunk& c : saved) worlds += c.id == world::kWorldChunk;
+  EXPECT_EQ(worlds, 2) << "the first map's WRLD chunk is kept whole";
+
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kMap));
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "t2"));
+  EXPECT_EQ(b->scene.CurrentMap(), kOtherMap);
+  AddBackpacks(b->scene, Backpacks(a->scene));
+  ASSERT_OK_AND_ASSIGN(auto loaded, Capture(*b));
+  EXPECT_SAME_WORLD(saved, loaded);
+}
+
+// A load that keeps the current map applies a save of another map's globals and players only;
+// the next save keeps the other map's actors, and loads.
+TEST_F(SaveLoadTest, KeepingTheMapWithASaveOfAnotherMapAppliesGlobalsAndPlayersOnly) {
+  auto a = PlayedGame(30);
+  dynamic_cast<SampleGameState*>(a->scene.game_state())->day = 9;
+  dynamic_cast<SamplePlayerState*>(a->scene.players().front().player_state)->score = 1234;
+  ASSERT_OK(SaveNow(*a, "o"));
+
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kOtherMap));
+  std::set<Guid> ids;
+  b->scene.ForEachActor([&](Actor& x) { ids.insert(x.id); });
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "o", MapChoice::kKeepCurrentMap));
+  EXPECT_EQ(b->scene.CurrentMap(), kOtherMap);
+  EXPECT_EQ(dynamic_cast<SampleGameState*>(b->scene.game_state())->day, 9);
+  EXPECT_EQ(dynamic_cast<SamplePlayerState*>(b->scene.players().front().player_state)->score, 1234);
+  EXPECT_EQ(out.report.spawned, 0u);
+  EXPECT_EQ(out.report.removed, 0u);
+  std::set<Guid> ids_after;
+  b->scene.ForEachActor([&](Actor& x) { ids_after.insert(x.id); });
+  EXPECT_EQ(ids, ids_after);
+
+  ASSERT_OK(SaveNow(*b, "o2"));
+  auto c = NewGame();
+  ASSERT_OK(c->scene.Start(kMap));
+  EXPECT_OK(LoadNow(*c, "o2").status());
+}
+
+// --- 9. Golden world fixtures --------------------------------------------------------------------
+
+fs::path FixturesDir() {
+  if (const char* root = std::getenv("ROLLY_SOURCE_DIR")) return fs::path(root) / "tests/fixtures";
+  if (fs::exists("tests/fixtures/format")) return fs::path("tests/fixtures");
+  // src/rolly/scene/save_load_test.cc -> the source root.
+  return fs::path(__FILE__).parent_path().parent_path().parent_path().parent_path() /
+         "tests/fixtures";
+}
+
+constexpr const char* kFixtureSlot = "sample";
+
+class WorldFixtures : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Only the shipped classes: the fixtures must load in any later version.
+    registry_ = MakeRegistry(false, false);
+    ASSERT_NE(registry_, nullptr);
+  }
+  std::unique_ptr<Game> NewGame() {
+    auto g = std::make_unique<Game>(*registry_, backend_, mailbox_, workers_);
+    g->scene.AddMap(kSampleMapPath, BuildSampleMap(kSampleMapActors, kSampleMapSeed));
+    g->scene.AddMap(kOtherMap, BuildSampleMap(20, 5));
+    return g;
+  }
+
+  // The checked world of the save file `bytes`.
+  static Result<std::shared_ptr<const world::LoadedGame>> CheckBytes(
+      const reflect::TypeRegistry& registry, const Bytes& bytes) {
+    ROLLY_ASSIGN_OR_RETURN(format::File file, format::Read(bytes));
+    std::vector<world::WorldChunk> chunks;
+    for (format::Chunk& c : file.chunks) {
+      const format::ChunkId chunk_id = c.id();
+      const std::string_view id = chunk_id.view();
+      if (id != "GLOB" && id != "WRLD" && id != "PLYR") continue;
+      world::WorldChunk w;
+      std::copy_n(id.data(), 4, w.id.begin());
+      w.key = c.key();
+      w.payload = c.TakeData();
+      chunks.push_back(std::move(w));
+    }
+    return world::LoadedGame::Check(std::move(chunks), registry);
+  }
+
+  // Makes the components the save holds that the loaded world lacks (those play added), as the
+  // game would after a load: their records apply when they are created.
+  static void MakeSavedComponents(Scene& scene, const world::LoadedGame& game) {
+    for (const world::LoadedGame::Chunk& c : game.chunks()) {
+      if (c.id != world::kWorldChunk) continue;
+      for (const record::Record& r : c.payload.records) {
+        const record::Section* s = r.Find(world::kComponentSection);
+        if (s == nullptr) continue;
+        Result<world::ComponentSection> comp = world::DecodeComponent(s->bytes);
+        ASSERT_OK(comp);
+        Actor* actor = scene.FindActor(comp->actor);
+        if (actor == nullptr || actor->FindComponent(Name(comp->name))) continue;
+        const Name cls = c.payload.tables.names()[c.payload.tables.layouts()[r.layout].name];
+        EXPECT_OK(scene.AddComponent(comp->actor, Name(comp->name), cls).status());
+      }
+    }
+  }
+
+  // Loads the saved world in `bytes` into `g` as a load that opens the saved map does, then
+  // makes the components play added.
+  static Status LoadBytes(Game& g, const Bytes& bytes, world::ApplyReport* report) {
+    ROLLY_ASSIGN_OR_RETURN(auto game, CheckBytes(g.scene.registry(), bytes));
+    std::optional<Status> applied;
+    const std::string map = game->map();
+    g.saves.world().ApplyAtActorsInitialized(game, nullptr, [&](Status s, world::ApplyReport r) {
+      applied = s;
+      *report = std::move(r);
+    });
+    Status opened = g.scene.OpenMap(map);
+    g.saves.world().CancelPendingApply();
+    ROLLY_RETURN_IF_ERROR(opened);
+    if (!applied) return NotFoundError("the map opened without its actors initialized");
+    ROLLY_RETURN_IF_ERROR(*applied);
+    MakeSavedComponents(g.scene, *game);
+    return OkStatus();
+  }
+
+  std::unique_ptr<reflect::TypeRegistry> registry_;
+  store::MemoryBackend backend_;
+  Mailbox mailbox_;
+  WorkerPool workers_{2};
+};
+
+Bytes ReadFileBytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return Bytes(text.begin(), text.end());
+}
+
+std::string ReadText(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST_F(WorldFixtures, Regenerate) {
+  if (std::getenv("ROLLY_UPDATE_WORLD_FIXTURES") == nullptr) {
+    GTEST_SKIP() << "set ROLLY_UPDATE_WORLD_FIXTURES=1 to write the world fixtures again";
+  }
+  auto a = NewGame();
+  ASSERT_OK(a->scene.Start(kSampleMapPath));
+  ASSERT_OK(PlaySample(a->scene, 30, 7));
+  ASSERT_OK_AND_ASSIGN(auto saved, Capture(*a));
+  ASSERT_OK(SaveNow(*a, kFixtureSlot));
+  ASSERT_OK_AND_ASSIGN(store::FileName name,
+                       store::FileName::ForSlot("rolly", kFixtureSlot, store::Copy::kA));
+  std::optional<Bytes> bytes = backend_.Peek(name);
+  ASSERT_TRUE(bytes.has_value());
+
+  // What a load of the file gives, which must be the world saved.
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kOtherMap));
+  world::ApplyReport report;
+  ASSERT_OK(LoadBytes(*b, *bytes, &report));
+  ASSERT_OK_AND_ASSIGN(auto loaded, Capture(*b));
+  ASSERT_OK_AND_ASSIGN(auto diff, world::DiffWorlds(saved, loaded));
+  ASSERT_THAT(diff, IsEmpty()) << "a load does not give the world saved:\n" << Lines(diff);
+  ASSERT_OK_AND_ASSIGN(std::string dump, world::DumpWorld(loaded));
+
+  const fs::path dir = FixturesDir() / "world";
+  fs::create_directories(dir);
+  std::ofstream(dir / "sample.rsav", std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes->data()),
+             static_cast<std::streamsize>(bytes->size()));
+  std::ofstream(dir / "sample.expected.txt", std::ios::binary) << dump;
+}
+
+TEST_F(WorldFixtures, SampleLoadsIntoTheExpectedWorld) {
+  const fs::path dir = FixturesDir() / "world";
+  ASSERT_TRUE(fs::exists(dir / "sample.rsav")) << dir;
+  const Bytes bytes = ReadFileBytes(dir / "sample.rsav");
+  const std::string expected = ReadText(dir / "sample.expected.txt");
+  ASSERT_FALSE(expected.empty());
+  auto g = NewGame();
+  ASSERT_OK(g->scene.Start(kOtherMap));
+  world::ApplyReport report;
+  ASSERT_OK(LoadBytes(*g, bytes, &report));
+  EXPECT_EQ(g->scene.CurrentMap(), kSampleMapPath);
+  EXPECT_EQ(report.class_mismatches, 0u) << Lines(report.messages);
+  ASSERT_OK_AND_ASSIGN(auto loaded, Capture(*g));
+  ASSERT_OK_AND_ASSIGN(std::string dump, world::DumpWorld(loaded));
+  EXPECT_EQ(dump, expected);
+}
+
+// The same file through the store and the save system.
+TEST_F(WorldFixtures, SampleLoadsThroughTheSaveSystem) {
+  const fs::path dir = FixturesDir() / "world";
+  const Bytes bytes = ReadFileBytes(dir / "sample.rsav");
+  ASSERT_FALSE(bytes.empty()) << dir;
+  ASSERT_OK_AND_ASSIGN(store::FileName name,
+                       store::FileName::ForSlot("rolly", kFixtureSlot, store::Copy::kA));
+  backend_.Poke(name, bytes);
+  auto g = NewGame();
+  ASSERT_OK(g->scene.Start(kOtherMap));
+  ASSERT_OK(LoadNow(*g, kFixtureSlot));
+  ASSERT_OK_AND_ASSIGN(auto game, CheckBytes(*registry_, bytes));
+  MakeSavedComponents(g->scene, *game);
+  ASSERT_OK_AND_ASSIGN(auto loaded, Capture(*g));
+  ASSERT_OK_AND_ASSIGN(std::string dump, world::DumpWorld(loaded));
+  EXPECT_EQ(dump, ReadText(dir / "sample.expected.txt"));
+}
+
+}  // namespace
+}  // namespace rolly::scene
