@@ -130,6 +130,8 @@ void SaveSystem::Save(std::string_view slot, const SaveOptions& options, SaveCal
     file.chunks.emplace_back(*id, c.key, c.payload);
     saved->push_back(std::move(c));
   }
+  // The capture's working data is freed on a worker, not on the game thread.
+  workers_.Post([scratch = capture->TakeScratch()]() mutable { scratch.reset(); });
   ++saves_running_;
   std::shared_ptr<world::WorldCapture> held_capture(std::move(capture));
   store_.Save(name, std::move(file),

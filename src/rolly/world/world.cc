@@ -378,6 +378,21 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
   return made;
 }
 
+std::shared_ptr<void> WorldCapture::TakeScratch() {
+  struct Scratch {
+    std::vector<Subject> subjects;
+    std::unique_ptr<Links> links;
+    std::unordered_set<Guid> ids;
+  };
+  auto scratch = std::make_shared<Scratch>();
+  scratch->subjects = std::move(subjects_);
+  scratch->links = std::move(links_);
+  scratch->ids = std::move(captured_ids_);
+  subjects_.clear();
+  next_ = 0;
+  return scratch;
+}
+
 void WorldCapture::RunSavedHooks() {
   for (auto& c : chunks_) c->capturer->RunSavedHooks();
 }

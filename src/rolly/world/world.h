@@ -127,6 +127,9 @@ class WorldCapture {
   // After the write succeeded: OnSaved on every object captured. After it failed: Forget.
   void RunSavedHooks();
   void Forget();
+  // After Finish: the capture's working data (its subject list, links, IDs), which holds no live
+  // object, so a worker can free it and the game thread does not pay for that.
+  std::shared_ptr<void> TakeScratch();
 
  private:
   friend class World;
