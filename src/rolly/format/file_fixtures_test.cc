@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "rolly/core/fixture_files.h"
 #include "rolly/core/status_matchers.h"
 #include "rolly/format/file.h"
 #include "rolly/format/format_test_util.h"
@@ -32,45 +33,13 @@ using format_testing::RawEntry;
 using format_testing::RawField;
 using format_testing::RawFile;
 using ::testing::HasSubstr;
+using fixture_files::ParseManifest;
+using fixture_files::ReadFileBytes;
+using fixture_files::ReadText;
+using fixture_files::WriteFileBytes;
 
-fs::path FixturesDir() {
-  const char* root = std::getenv("ROLLY_SOURCE_DIR");
-  return fs::path(root != nullptr ? root : ".") / "tests" / "fixtures";
-}
+fs::path FixturesDir() { return fixture_files::FixturesRoot(); }
 
-Bytes ReadFileBytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return Bytes(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void WriteFileBytes(const fs::path& path, ByteView bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-}
-
-std::string ReadText(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// The manifest's sections: "== name" lines, each followed by the file's description.
-std::map<std::string, std::string> ParseManifest(const std::string& text) {
-  std::map<std::string, std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  std::string* current = nullptr;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    if (line.rfind("== ", 0) == 0) {
-      current = &out[line.substr(3)];
-    } else if (current != nullptr) {
-      *current += line + "\n";
-    }
-  }
-  return out;
-}
 
 // An error fixture: its bytes, the status Read must return and a part of its message.
 struct ErrorCase {

@@ -24,6 +24,7 @@
 
 #include "rolly/core/bytes.h"
 #include "rolly/core/checksum.h"
+#include "rolly/core/fixture_files.h"
 #include "rolly/core/status_matchers.h"
 #include "rolly/record/chunk_tables.h"
 #include "rolly/record/record_codec.h"
@@ -37,46 +38,13 @@ namespace fs = std::filesystem;
 using fixture::SceneTypes;
 using fixture::World;
 using ::testing::IsEmpty;
+using fixture_files::ParseManifest;
+using fixture_files::ReadFileBytes;
+using fixture_files::ReadText;
+using fixture_files::WriteFileBytes;
 
-fs::path FixturesDir() {
-  const char* root = std::getenv("ROLLY_SOURCE_DIR");
-  return fs::path(root != nullptr ? root : ".") / "tests" / "fixtures" / "records";
-}
+fs::path FixturesDir() { return fixture_files::FixturesRoot() / "records"; }
 
-Bytes ReadFileBytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return Bytes(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void WriteFileBytes(const fs::path& path, ByteView bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
-}
-
-std::string ReadText(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// The manifest's sections: "== name" lines, each followed by the file's description.
-std::map<std::string, std::string> ParseManifest(const std::string& text) {
-  std::map<std::string, std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  std::string* current = nullptr;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    if (line.rfind("== ", 0) == 0) {
-      current = &out[line.substr(3)];
-    } else if (current != nullptr) {
-      *current += line + "\n";
-    }
-  }
-  return out;
-}
 
 std::string Id(SectionId id) { return std::string(id.begin(), id.end()); }
 

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "rolly/core/mailbox.h"
+#include "rolly/core/fixture_files.h"
 #include "rolly/core/status_matchers.h"
 #include "rolly/core/worker_pool.h"
 #include "rolly/format/file.h"
@@ -1523,13 +1524,7 @@ TEST_F(SaveLoadTest, KeepingTheMapWithASaveOfAnotherMapAppliesGlobalsAndPlayersO
 
 // --- 9. Golden world fixtures --------------------------------------------------------------------
 
-fs::path FixturesDir() {
-  if (const char* root = std::getenv("ROLLY_SOURCE_DIR")) return fs::path(root) / "tests/fixtures";
-  if (fs::exists("tests/fixtures/format")) return fs::path("tests/fixtures");
-  // src/rolly/scene/save_load_test.cc -> the source root.
-  return fs::path(__FILE__).parent_path().parent_path().parent_path().parent_path() /
-         "tests/fixtures";
-}
+fs::path FixturesDir() { return rolly::fixture_files::FixturesRoot(); }
 
 constexpr const char* kFixtureSlot = "sample";
 
@@ -1608,16 +1603,8 @@ class WorldFixtures : public ::testing::Test {
   WorkerPool workers_{2};
 };
 
-Bytes ReadFileBytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return Bytes(text.begin(), text.end());
-}
-
-std::string ReadText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+using rolly::fixture_files::ReadFileBytes;
+using rolly::fixture_files::ReadText;
 
 TEST_F(WorldFixtures, Regenerate) {
   if (std::getenv("ROLLY_UPDATE_WORLD_FIXTURES") == nullptr) {
