@@ -12,8 +12,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kMaxSlotName = 1024;
-// This library's version as a header holds it: major << 16 | minor << 8 | patch.
-constexpr std::uint32_t kLibraryVersion = (0u << 16) | (1u << 8) | 0u;
+// This library's version as a header holds it: major << 16 | minor << 8 | patch (the CMake
+// project's version, given by src/rolly/CMakeLists.txt).
+constexpr std::uint32_t kLibraryVersion =
+    (ROLLY_VERSION_MAJOR << 16) | (ROLLY_VERSION_MINOR << 8) | ROLLY_VERSION_PATCH;
 constexpr std::string_view kReservedPrefix = "rolly.";
 
 bool IsWorldChunk(const format::Chunk& c) {
