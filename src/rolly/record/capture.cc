@@ -467,17 +467,19 @@ void ChunkWriter::AddEncoded(ByteView record, ByteView tail) {
 }
 
 Bytes ChunkWriter::Finish() {
-  Bytes out;
-  ByteWriter w(&out);
-  w.Varint(std::uint64_t{count_} + 1);
   Bytes tables;
   ByteWriter tw(&tables);
   tables_.Encode(tw);
-  out.reserve(out.size() + tables.size() + 5 + records_.size());
+  Bytes head;
+  ByteWriter w(&head);
+  w.Varint(std::uint64_t{count_} + 1);
   w.LengthPrefixed(tables);
-  w.Raw(records_);
+  // The records move into the payload: the count and tables go in front of them, in place when
+  // the buffer has room (Reserve), so a chunk is not copied whole at the end of a capture.
+  Bytes out = std::move(records_);
+  out.insert(out.begin(), head.begin(), head.end());
   tables_ = ChunkTables();
-  records_.clear();
+  records_ = Bytes();
   count_ = 0;
   charged_bag_layouts_ = 0;
   return out;

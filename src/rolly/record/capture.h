@@ -57,6 +57,9 @@ class ChunkWriter {
   // Appends a record's encoded bytes (kind byte first), given in one or two pieces; used by
   // Capturer.
   void AddEncoded(ByteView record, ByteView tail = {});
+  // Makes room for `bytes` of records and tables, so the records buffer does not grow by copies
+  // and Finish puts the tables in front of the records without a copy of the chunk. A hint only.
+  void Reserve(std::size_t bytes) { records_.reserve(bytes); }
   // The payload: count, tables, records. The writer is empty afterwards.
   Bytes Finish();
 

@@ -42,12 +42,25 @@ bool ReadText(ByteReader& r, std::string* out) {
   return true;
 }
 
+// Each half of the ID is the checksum of a prefix ("rolly.id.a:" or "rolly.id.b:") and the text.
+// The text is copied once into a buffer on the stack when it fits (every component and most
+// globals), so deriving an ID on a save's hot path allocates nothing.
 Guid Derive(std::string_view text) {
-  std::string a = "rolly.id.a:";
-  a.append(text);
-  std::string b = "rolly.id.b:";
-  b.append(text);
-  return Guid(Checksum::Of(AsBytes(a)).bits(), Checksum::Of(AsBytes(b)).bits());
+  constexpr std::string_view kA = "rolly.id.a:";
+  constexpr std::string_view kB = "rolly.id.b:";
+  std::uint8_t stack[11 + 1100];
+  std::string heap;
+  std::uint8_t* buffer = stack;
+  const std::size_t size = kA.size() + text.size();
+  if (size > sizeof(stack)) {
+    heap.resize(size);
+    buffer = reinterpret_cast<std::uint8_t*>(heap.data());
+  }
+  std::memcpy(buffer + kA.size(), text.data(), text.size());
+  std::memcpy(buffer, kA.data(), kA.size());
+  const std::uint64_t high = Checksum::Of(ByteView(buffer, size)).bits();
+  std::memcpy(buffer, kB.data(), kB.size());
+  return Guid(high, Checksum::Of(ByteView(buffer, size)).bits());
 }
 
 }  // namespace
@@ -57,6 +70,12 @@ bool FitsSection(std::string_view text) {
 }
 
 Bytes EncodeActor(const ActorSection& a) {
+  Bytes out;
+  AppendActor(a, &out);
+  return out;
+}
+
+void AppendActor(const ActorSection& a, Bytes* out) {
   const auto& t = a.transform;
   const bool rotation = !(t.rotation.x == 0 && t.rotation.y == 0 && t.rotation.z == 0 &&
                           t.rotation.w == 1);
@@ -65,8 +84,7 @@ Bytes EncodeActor(const ActorSection& a) {
                        (a.owner.is_none() ? 0 : kOwner) |
                        (a.attach_parent.is_none() ? 0 : kAttached) | (rotation ? kRotation : 0) |
                        (scale ? kScale : 0) | (a.level.empty() ? 0 : kLevel);
-  Bytes out;
-  ByteWriter w(&out);
+  ByteWriter w(out);
   w.U8(flags);
   if (flags & kLevel) w.LengthPrefixed(a.level);
   w.F64(t.translation.x);
@@ -88,7 +106,6 @@ Bytes EncodeActor(const ActorSection& a) {
     WriteGuid(w, a.attach_parent);
     w.LengthPrefixed(a.attach_socket);
   }
-  return out;
 }
 
 Result<ActorSection> DecodeActor(ByteView bytes) {
@@ -121,10 +138,14 @@ Result<ActorSection> DecodeActor(ByteView bytes) {
 
 Bytes EncodeComponent(const ComponentSection& c) {
   Bytes out;
-  ByteWriter w(&out);
+  AppendComponent(c, &out);
+  return out;
+}
+
+void AppendComponent(const ComponentSection& c, Bytes* out) {
+  ByteWriter w(out);
   WriteGuid(w, c.actor);
   w.LengthPrefixed(c.name);
-  return out;
 }
 
 Result<ComponentSection> DecodeComponent(ByteView bytes) {
@@ -138,10 +159,14 @@ Result<ComponentSection> DecodeComponent(ByteView bytes) {
 
 Bytes EncodeGlobal(const GlobalSection& g) {
   Bytes out;
-  ByteWriter w(&out);
+  AppendGlobal(g, &out);
+  return out;
+}
+
+void AppendGlobal(const GlobalSection& g, Bytes* out) {
+  ByteWriter w(out);
   w.U8(g.registered ? 1 : 0);
   w.LengthPrefixed(g.name);
-  return out;
 }
 
 Result<GlobalSection> DecodeGlobal(ByteView bytes) {
@@ -157,10 +182,14 @@ Result<GlobalSection> DecodeGlobal(ByteView bytes) {
 
 Bytes EncodePlayer(const PlayerSection& p) {
   Bytes out;
-  ByteWriter w(&out);
+  AppendPlayer(p, &out);
+  return out;
+}
+
+void AppendPlayer(const PlayerSection& p, Bytes* out) {
+  ByteWriter w(out);
   w.Varint(p.index);
   w.U8(static_cast<std::uint8_t>(p.part));
-  return out;
 }
 
 Result<PlayerSection> DecodePlayer(ByteView bytes) {

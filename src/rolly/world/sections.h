@@ -54,6 +54,8 @@ struct ActorSection {
   friend bool operator==(const ActorSection&, const ActorSection&) = default;
 };
 Bytes EncodeActor(const ActorSection& actor);
+// The same bytes, appended to `out` (no allocation once `out` has room).
+void AppendActor(const ActorSection& actor, Bytes* out);
 // Damaged for bytes not in the one form.
 Result<ActorSection> DecodeActor(ByteView bytes);
 
@@ -62,6 +64,8 @@ struct ComponentSection {
   std::string name;
 };
 Bytes EncodeComponent(const ComponentSection& component);
+// The same bytes, appended to `out` (no allocation once `out` has room).
+void AppendComponent(const ComponentSection& component, Bytes* out);
 Result<ComponentSection> DecodeComponent(ByteView bytes);
 
 struct GlobalSection {
@@ -70,6 +74,8 @@ struct GlobalSection {
   std::string name;
 };
 Bytes EncodeGlobal(const GlobalSection& global);
+// The same bytes, appended to `out` (no allocation once `out` has room).
+void AppendGlobal(const GlobalSection& global, Bytes* out);
 Result<GlobalSection> DecodeGlobal(ByteView bytes);
 
 enum class PlayerPart : std::uint8_t { kController = 0, kPawn = 1, kPlayerState = 2 };
@@ -78,6 +84,8 @@ struct PlayerSection {
   PlayerPart part = PlayerPart::kController;
 };
 Bytes EncodePlayer(const PlayerSection& player);
+// The same bytes, appended to `out` (no allocation once `out` has room).
+void AppendPlayer(const PlayerSection& player, Bytes* out);
 Result<PlayerSection> DecodePlayer(ByteView bytes);
 
 Guid DeriveGlobalId(Name role, Name class_name);

@@ -1,6 +1,7 @@
 #include "rolly/world/world.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -99,14 +100,21 @@ const LoadedGame::Chunk* LoadedGame::Find(ChunkId id, std::string_view key) cons
 // ---------------------------------------------------------------------------------------------
 // Capture
 
+// One subject to capture. Its world sections (ACTR, COMP, GLBL, PLYR) are encoded when the
+// subject is listed, into the capture's one section buffer, so listing 100,000 actors makes no
+// allocation per subject.
 struct WorldCapture::Subject {
-  std::size_t chunk = 0;
-  RecordKind kind = RecordKind::kObject;
   Guid id;
   Object object;
-  std::vector<Section> sections;
   // A placed actor destroyed in play: its class name (no object).
   Name tombstone_class;
+  // Where its sections start in section_bytes_: each is a 4-byte ID, a 4-byte size, the bytes.
+  std::size_t sections = 0;
+  // Its record index in its chunk (from 1).
+  std::uint32_t record = 0;
+  std::uint16_t chunk = 0;
+  RecordKind kind = RecordKind::kObject;
+  std::uint8_t section_count = 0;
 };
 
 struct WorldCapture::ChunkState {
@@ -118,39 +126,118 @@ struct WorldCapture::ChunkState {
   std::unordered_map<std::string, std::uint32_t> tombstone_layouts;
 };
 
+// A set of GUIDs in one table (open addressing, linear probing): no allocation per entry.
+class WorldCapture::GuidSet {
+ public:
+  void Reserve(std::size_t n) {
+    std::size_t want = 16;
+    while (want * 7 < n * 10) want *= 2;
+    if (want > slots_.size()) Rehash(want);
+  }
+  // False when `id` was there already.
+  bool Insert(Guid id) {
+    if (id.is_none()) return !std::exchange(has_none_, true);
+    if ((used_ + 1) * 10 > slots_.size() * 7) Rehash(std::max<std::size_t>(16, slots_.size() * 2));
+    for (std::size_t i = Home(id);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i].is_none()) {
+        slots_[i] = id;
+        ++used_;
+        return true;
+      }
+      if (slots_[i] == id) return false;
+    }
+  }
+  bool Contains(Guid id) const {
+    if (id.is_none()) return has_none_;
+    if (slots_.empty()) return false;
+    for (std::size_t i = Home(id);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i].is_none()) return false;
+      if (slots_[i] == id) return true;
+    }
+  }
+
+ private:
+  std::size_t Home(Guid id) const {
+    const std::uint64_t h = (id.high() ^ (id.low() * 0x9E3779B97F4A7C15ull)) * 0xBF58476D1CE4E5B9ull;
+    return static_cast<std::size_t>(h >> 32) & (slots_.size() - 1);
+  }
+  void Rehash(std::size_t size) {
+    std::vector<Guid> old = std::exchange(slots_, std::vector<Guid>(size));
+    used_ = 0;
+    for (Guid id : old) {
+      if (!id.is_none()) Insert(id);
+    }
+  }
+  std::vector<Guid> slots_;
+  std::size_t used_ = 0;
+  bool has_none_ = false;
+};
+
 // Where each subject is saved: references between saved objects become record indexes (same
-// chunk) or subject IDs.
+// chunk) or subject IDs. Objects are found by address in one table (open addressing).
 class WorldCapture::Links : public record::ObjectLinks {
  public:
-  Links(const reflect::TypeRegistry& registry) : registry_(registry) {}
-  void Add(const void* object, Guid id, std::size_t chunk, std::uint32_t record) {
-    targets_[object] = {id, chunk, record};
+  Links(const reflect::TypeRegistry& registry, const std::vector<Subject>& subjects)
+      : registry_(registry), subjects_(subjects) {}
+  void Reserve(std::size_t n) {
+    std::size_t want = 16;
+    while (want * 7 < n * 10) want *= 2;
+    if (want > slots_.size()) Rehash(want);
+  }
+  // The subject at `index` in the subject list is `object` (a later one of the same address wins).
+  void Add(const void* object, std::uint32_t index) {
+    if ((used_ + 1) * 10 > slots_.size() * 7) Rehash(std::max<std::size_t>(16, slots_.size() * 2));
+    for (std::size_t i = Home(object);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i].object == nullptr || slots_[i].object == object) {
+        used_ += slots_[i].object == nullptr ? 1 : 0;
+        slots_[i] = {object, index};
+        return;
+      }
+    }
   }
   void SetChunk(std::size_t chunk) { chunk_ = chunk; }
-  void Reserve(std::size_t n) { targets_.reserve(n); }
 
   std::optional<record::LinkTarget> Locate(const reflect::ClassInfo& cls,
                                            const void* object) override {
     reflect::ObjectRef ref = registry_.DynamicClass(cls, object);
-    auto it = targets_.find(ref.object ? ref.object : object);
-    if (it == targets_.end()) return std::nullopt;
-    return record::LinkTarget{it->second.id, it->second.chunk == chunk_ ? it->second.record : 0};
+    const void* key = ref.object ? ref.object : object;
+    if (key == nullptr || slots_.empty()) return std::nullopt;
+    for (std::size_t i = Home(key);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i].object == nullptr) return std::nullopt;
+      if (slots_[i].object == key) {
+        const Subject& s = subjects_[slots_[i].index];
+        return record::LinkTarget{s.id, s.chunk == chunk_ ? s.record : 0};
+      }
+    }
   }
   void* Resolve(Guid, const reflect::ClassInfo&) override { return nullptr; }
 
  private:
-  struct Target {
-    Guid id;
-    std::size_t chunk;
-    std::uint32_t record;
+  struct Slot {
+    const void* object = nullptr;
+    std::uint32_t index = 0;
   };
+  std::size_t Home(const void* object) const {
+    const auto bits = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(object));
+    return static_cast<std::size_t>(((bits >> 3) * 0x9E3779B97F4A7C15ull) >> 32) &
+           (slots_.size() - 1);
+  }
+  void Rehash(std::size_t size) {
+    std::vector<Slot> old = std::exchange(slots_, std::vector<Slot>(size));
+    used_ = 0;
+    for (const Slot& slot : old) {
+      if (slot.object != nullptr) Add(slot.object, slot.index);
+    }
+  }
   const reflect::TypeRegistry& registry_;
-  std::unordered_map<const void*, Target> targets_;
+  const std::vector<Subject>& subjects_;
+  std::vector<Slot> slots_;
+  std::size_t used_ = 0;
   std::size_t chunk_ = 0;
 };
 
 WorldCapture::WorldCapture(World& world)
-    : world_(world), links_(std::make_unique<Links>(world.registry())) {}
+    : world_(world), links_(std::make_unique<Links>(world.registry(), subjects_)) {}
 
 WorldCapture::~WorldCapture() = default;
 
@@ -158,11 +245,13 @@ std::size_t WorldCapture::total() const { return subjects_.size(); }
 
 void WorldCapture::Gather() {
   Host& host = world_.host();
+  const World::CaptureHint& hint = world_.capture_hint_;
   auto add_chunk = [&](ChunkId id, std::string key) {
     auto c = std::make_unique<ChunkState>();
     c->id = id;
     c->key = std::move(key);
     c->writer = std::make_unique<record::ChunkWriter>(&budget_);
+    if (id == kWorldChunk) c->writer->Reserve(hint.world_chunk_bytes);
     c->capturer = std::make_unique<record::Capturer>(c->writer.get(), links_.get());
     chunks_.push_back(std::move(c));
     return chunks_.size() - 1;
@@ -173,11 +262,27 @@ void WorldCapture::Gather() {
                                        "\" cannot be saved: names are at most 1,024 bytes of UTF-8");
     }
   };
-  auto add = [&](Subject s) {
-    ChunkState& c = *chunks_[s.chunk];
-    ++c.count;
-    if (s.object) links_->Add(s.object.ptr, s.id, s.chunk, c.count);
-    subjects_.push_back(std::move(s));
+  // A subject and its sections: `encode(Bytes*)` appends each section's bytes after its header.
+  auto add = [&](std::size_t chunk, RecordKind kind, Guid id, Object object, Name tombstone) {
+    ChunkState& c = *chunks_[chunk];
+    Subject s;
+    s.id = id;
+    s.object = object;
+    s.tombstone_class = tombstone;
+    s.sections = section_bytes_.size();
+    s.record = ++c.count;
+    s.chunk = static_cast<std::uint16_t>(chunk);
+    s.kind = kind;
+    if (object) links_->Add(object.ptr, static_cast<std::uint32_t>(subjects_.size()));
+    subjects_.push_back(s);
+  };
+  auto section = [&](record::SectionId id, auto&& append) {
+    const std::size_t at = section_bytes_.size();
+    section_bytes_.resize(at + 8);
+    std::memcpy(section_bytes_.data() + at, id.data(), 4);
+    append(&section_bytes_);
+    StoreU32(section_bytes_.data() + at + 4, static_cast<std::uint32_t>(section_bytes_.size() - at - 8));
+    ++subjects_.back().section_count;
   };
 
   // Globals.
@@ -187,30 +292,28 @@ void WorldCapture::Gather() {
   for (const GlobalView& g : globals) {
     if (!g.object || !HasState(*g.object.cls)) continue;
     fits(g.role.view());
-    Subject s{glob, RecordKind::kObject, DeriveGlobalId(g.role, g.object.cls->name()), g.object,
-              {{kGlobalSection, EncodeGlobal({false, g.role.str()})}}, Name()};
-    add(std::move(s));
+    add(glob, RecordKind::kObject, DeriveGlobalId(g.role, g.object.cls->name()), g.object, Name());
+    section(kGlobalSection, [&](Bytes* out) { AppendGlobal({false, g.role.str()}, out); });
   }
   for (const auto& [name, object] : world_.registered_) {
-    add({glob, RecordKind::kObject, DeriveRegisteredId(name), object,
-         {{kGlobalSection, EncodeGlobal({true, name.str()})}}, Name()});
+    add(glob, RecordKind::kObject, DeriveRegisteredId(name), object, Name());
+    section(kGlobalSection, [&](Bytes* out) { AppendGlobal({true, name.str()}, out); });
   }
 
   // Actors of every level, by ID, each followed by its components; then tombstones.
   const std::size_t wrld = add_chunk(kWorldChunk, host.CurrentMap());
   std::vector<ActorView> actors;
+  actors.reserve(hint.actors);
   std::vector<Name> levels = host.Levels();
   for (Name level : levels) host.ListActors(level, &actors);
   std::sort(actors.begin(), actors.end(),
             [](const ActorView& a, const ActorView& b) { return a.id < b.id; });
-  subjects_.reserve(subjects_.size() + actors.size() * 2);
-  links_->Reserve(actors.size() * 2);
-  std::unordered_set<Guid> present;
-  present.reserve(actors.size());
+  subjects_.reserve(std::max(hint.subjects, actors.size() + world_.placed_.size() / 16 + 64));
+  section_bytes_.reserve(hint.section_bytes);
+  links_->Reserve(subjects_.capacity());
   std::vector<ComponentView> components;
   const Name persistent = levels.empty() ? Name() : levels.front();
   for (const ActorView& a : actors) {
-    present.insert(a.id);
     if (a.player_pawn || a.saving == Saving::kNever || !a.object) continue;
     components.clear();
     host.ListComponents(a, &components);
@@ -218,32 +321,35 @@ void WorldCapture::Gather() {
       return !c.object || !HasState(*c.object.cls);
     });
     if (a.saving != Saving::kAlways && !HasState(*a.object.cls) && components.empty()) continue;
-    ActorSection section;
-    section.spawned = a.spawned;
-    section.level = a.level == persistent ? std::string() : a.level.str();
-    section.transform = a.transform;
-    section.owner = a.owner;
-    section.attach_parent = a.attach_parent;
-    section.attach_socket = a.attach_socket.str();
-    fits(section.level);
-    fits(section.attach_socket);
-    add({wrld, RecordKind::kActor, a.id, a.object, {{kActorSection, EncodeActor(section)}},
-         Name()});
+    ActorSection actor;
+    actor.spawned = a.spawned;
+    if (a.level != persistent) actor.level = a.level.view();
+    actor.transform = a.transform;
+    actor.owner = a.owner;
+    actor.attach_parent = a.attach_parent;
+    actor.attach_socket = a.attach_socket.view();
+    fits(actor.level);
+    fits(actor.attach_socket);
+    add(wrld, RecordKind::kActor, a.id, a.object, Name());
+    section(kActorSection, [&](Bytes* out) { AppendActor(actor, out); });
     std::sort(components.begin(), components.end(),
               [](const ComponentView& x, const ComponentView& y) { return x.name < y.name; });
     for (const ComponentView& c : components) {
       fits(c.name.view());
-      add({wrld, RecordKind::kComponent, DeriveComponentId(a.id, c.name), c.object,
-           {{kComponentSection, EncodeComponent({a.id, c.name.str()})}}, Name()});
+      add(wrld, RecordKind::kComponent, DeriveComponentId(a.id, c.name), c.object, Name());
+      section(kComponentSection, [&](Bytes* out) { AppendComponent({a.id, c.name.str()}, out); });
     }
   }
+  // The placed actors the map made and the world lacks now: both lists are sorted by ID.
+  auto live = actors.begin();
   for (const auto& [id, placed] : world_.placed_) {
-    if (present.count(id)) continue;
-    ActorSection section;
-    section.destroyed = true;
-    section.level = placed.second == persistent ? std::string() : placed.second.str();
-    add({wrld, RecordKind::kActor, id, Object{},
-         {{kActorSection, EncodeActor(section)}}, placed.first});
+    while (live != actors.end() && live->id < id) ++live;
+    if (live != actors.end() && live->id == id) continue;
+    ActorSection actor;
+    actor.destroyed = true;
+    if (placed.second != persistent) actor.level = placed.second.view();
+    add(wrld, RecordKind::kActor, id, Object{}, placed.first);
+    section(kActorSection, [&](Bytes* out) { AppendActor(actor, out); });
   }
 
   // Local players, a chunk each.
@@ -257,30 +363,40 @@ void WorldCapture::Gather() {
                                                    {PlayerPart::kPlayerState, p.player_state}};
     for (const auto& [part, object] : parts) {
       if (!object || !HasState(*object.cls)) continue;
-      Subject s{plyr, RecordKind::kPlayer, DerivePlayerId(index, part), object,
-                {{kPlayerSection, EncodePlayer({index, part})}}, Name()};
+      add(plyr, RecordKind::kPlayer, DerivePlayerId(index, part), object, Name());
+      section(kPlayerSection, [&](Bytes* out) { AppendPlayer({index, part}, out); });
       if (part == PlayerPart::kPawn) {
-        std::vector<ActorView> pawn;
         for (const ActorView& a : actors) {
-          if (a.object.ptr == object.ptr) {
-            ActorSection section;
-            section.transform = a.transform;
-            s.sections.push_back({kActorSection, EncodeActor(section)});
-          }
+          if (a.object.ptr != object.ptr) continue;
+          ActorSection actor;
+          actor.transform = a.transform;
+          section(kActorSection, [&](Bytes* out) { AppendActor(actor, out); });
         }
       }
-      add(std::move(s));
     }
   }
+  world_.capture_hint_.actors = actors.size();
 }
 
 Status WorldCapture::Step() {
   ROLLY_RETURN_IF_ERROR(gather_error_);
   if (done()) return OkStatus();
-  Subject& s = subjects_[next_];
+  const Subject& s = subjects_[next_];
   ChunkState& c = *chunks_[s.chunk];
   links_->SetChunk(s.chunk);
-  if (!s.tombstone_class.is_none()) {
+  // The subject's sections, into buffers reused from one subject to the next.
+  const bool tombstone = !s.tombstone_class.is_none();
+  const std::size_t first = tombstone ? 1 : 0;
+  step_sections_.resize(first + s.section_count);
+  if (tombstone) step_sections_[0] = {record::kPropSection, {}};
+  const std::uint8_t* at = section_bytes_.data() + s.sections;
+  for (std::size_t i = first; i < step_sections_.size(); ++i) {
+    const std::uint32_t size = LoadU32(at + 4);
+    std::memcpy(step_sections_[i].id.data(), at, 4);
+    step_sections_[i].bytes.assign(at + 8, at + 8 + size);
+    at += 8 + size;
+  }
+  if (tombstone) {
     // A placed actor destroyed in play: a record of no values, its class named by a layout of no
     // fields.
     record::ChunkTables& tables = c.writer->tables();
@@ -293,24 +409,23 @@ Status WorldCapture::Step() {
     r.kind = static_cast<std::uint8_t>(RecordKind::kActor);
     r.subject = s.id;
     r.layout = it->second;
-    r.sections.push_back({record::kPropSection, {}});
-    r.sections.insert(r.sections.end(), s.sections.begin(), s.sections.end());
-    ROLLY_RETURN_IF_ERROR(c.writer->Add(r));
+    r.sections.swap(step_sections_);
+    const Status added = c.writer->Add(r);
+    step_sections_.swap(r.sections);
+    ROLLY_RETURN_IF_ERROR(added);
   } else {
     Result<std::uint32_t> index =
-        c.capturer->Capture(*s.object.cls, s.object.ptr, s.id, s.kind, &s.sections);
+        c.capturer->Capture(*s.object.cls, s.object.ptr, s.id, s.kind, &step_sections_);
     if (!index.ok()) {
       return Status(index.status().code(), Describe(s.object.cls->name(), s.id) + ": " +
                                                std::string(index.status().message()));
     }
   }
-  captured_ids_.insert(s.id);
   ++next_;
   return OkStatus();
 }
 
 Status WorldCapture::Run() {
-  captured_ids_.reserve(subjects_.size());
   while (!done()) ROLLY_RETURN_IF_ERROR(Step());
   return OkStatus();
 }
@@ -323,6 +438,12 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
   std::vector<WorldChunk> out;
   // Records of the held save whose objects are not there now are written back.
   if (held) {
+    // The subjects captured, and those kept below.
+    std::size_t held_records = 0;
+    for (const LoadedGame::Chunk& from : held->chunks()) held_records += from.payload.records.size();
+    captured_ids_ = std::make_unique<GuidSet>();
+    captured_ids_->Reserve(subjects_.size() + held_records / 8);
+    for (const Subject& s : subjects_) captured_ids_->Insert(s.id);
     for (const LoadedGame::Chunk& from : held->chunks()) {
       ChunkState* into = nullptr;
       for (auto& c : chunks_) {
@@ -336,7 +457,7 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
         continue;
       }
       for (const record::Record& r : from.payload.records) {
-        if (!record::IsKnownObjectKind(r.kind) || captured_ids_.count(r.subject)) continue;
+        if (!record::IsKnownObjectKind(r.kind) || captured_ids_->Contains(r.subject)) continue;
         Name cls = SavedClass(from.payload.tables, r);
         bool keep = false;
         if (from.id == kWorldChunk) {
@@ -355,7 +476,7 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
             // A component not there now (of a class gone, or not created yet since a load: its
             // record waits for it) stays with its actor.
             Result<ComponentSection> c = DecodeComponent(comp->bytes);
-            keep = c.ok() && captured_ids_.count(c->actor);
+            keep = c.ok() && captured_ids_->Contains(c->actor);
           }
         } else {
           keep = true;  // a global or a player's part that is not there now
@@ -365,7 +486,7 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
             from.payload.tables, r, &into->writer->tables(), &from.payload.records, kTableFree);
         if (!moved.ok()) continue;  // a record this version cannot move goes
         ROLLY_RETURN_IF_ERROR(into->writer->Add(*moved));
-        captured_ids_.insert(r.subject);
+        captured_ids_->Insert(r.subject);
       }
     }
   }
@@ -373,7 +494,13 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
   for (auto& c : chunks_) {
     if (c->writer->record_count() == 0 && c->id != kWorldChunk) continue;
     made.push_back({c->id, c->key, c->writer->Finish()});
+    // The next capture reserves this much at once (a little more, for a world that grows).
+    if (c->id == kWorldChunk) {
+      world_.capture_hint_.world_chunk_bytes = made.back().payload.size() + made.back().payload.size() / 16;
+    }
   }
+  world_.capture_hint_.subjects = subjects_.size();
+  world_.capture_hint_.section_bytes = section_bytes_.size();
   made.insert(made.end(), std::make_move_iterator(out.begin()), std::make_move_iterator(out.end()));
   return made;
 }
@@ -382,12 +509,14 @@ std::shared_ptr<void> WorldCapture::TakeScratch() {
   struct Scratch {
     std::vector<Subject> subjects;
     std::unique_ptr<Links> links;
-    std::unordered_set<Guid> ids;
+    std::unique_ptr<GuidSet> ids;
+    Bytes section_bytes;
   };
   auto scratch = std::make_shared<Scratch>();
   scratch->subjects = std::move(subjects_);
   scratch->links = std::move(links_);
   scratch->ids = std::move(captured_ids_);
+  scratch->section_bytes = std::move(section_bytes_);
   subjects_.clear();
   next_ = 0;
   return scratch;

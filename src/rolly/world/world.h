@@ -135,6 +135,7 @@ class WorldCapture {
   friend class World;
   struct Subject;
   struct ChunkState;
+  class GuidSet;
   class Links;
   explicit WorldCapture(World& world);
   void Gather();
@@ -145,7 +146,11 @@ class WorldCapture {
   std::unique_ptr<Links> links_;
   record::FileBudget budget_;
   std::size_t next_ = 0;
-  std::unordered_set<Guid> captured_ids_;
+  // The world sections of every subject, encoded when it was listed (Subject::sections).
+  Bytes section_bytes_;
+  std::vector<record::Section> step_sections_;
+  // Made by Finish when records of the held save may be kept.
+  std::unique_ptr<GuidSet> captured_ids_;
   Status gather_error_;
 };
 
@@ -203,8 +208,17 @@ class World : public HostEvents {
   // The placed actors the map made, by ID: what a save holds as destroyed when they are gone.
   void NotePlacedActors(Name level);
 
+  // Sizes of the last capture, so the next one reserves its buffers once.
+  struct CaptureHint {
+    std::size_t actors = 0;
+    std::size_t subjects = 0;
+    std::size_t section_bytes = 0;
+    std::size_t world_chunk_bytes = 0;
+  };
+
   Host& host_;
   const reflect::TypeRegistry& registry_;
+  CaptureHint capture_hint_;
   std::map<Name, Object> registered_;
   // Placed actors of the loaded levels: id -> (class name, level).
   std::map<Guid, std::pair<Name, Name>> placed_;
