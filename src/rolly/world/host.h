@@ -116,7 +116,9 @@ class Host {
 
   // --- Reading the world (capture)
   virtual void ListGlobals(std::vector<GlobalView>* out) = 0;
-  // The actors of `level`, in any order.
+  // The actors of `level`. A save writes them in the order listed, levels in Levels() order, so
+  // a host that lists in a stable order writes the same bytes for the same world; listing them in
+  // the order they sit in memory makes the capture faster.
   virtual void ListActors(Name level, std::vector<ActorView>* out) = 0;
   virtual void ListComponents(const ActorView& actor, std::vector<ComponentView>* out) = 0;
   virtual void ListPlayers(std::vector<PlayerView>* out) = 0;

@@ -306,8 +306,8 @@ void WorldCapture::Gather() {
   actors.reserve(hint.actors);
   std::vector<Name> levels = host.Levels();
   for (Name level : levels) host.ListActors(level, &actors);
-  std::sort(actors.begin(), actors.end(),
-            [](const ActorView& a, const ActorView& b) { return a.id < b.id; });
+  // Actors save in the order the host lists them: that is usually the order they sit in memory,
+  // and walking them so is a quarter faster than in ID order on the reference scene.
   subjects_.reserve(std::max(hint.subjects, actors.size() + world_.placed_.size() / 16 + 64));
   section_bytes_.reserve(hint.section_bytes);
   links_->Reserve(subjects_.capacity());
@@ -340,11 +340,15 @@ void WorldCapture::Gather() {
       section(kComponentSection, [&](Bytes* out) { AppendComponent({a.id, c.name.str()}, out); });
     }
   }
-  // The placed actors the map made and the world lacks now: both lists are sorted by ID.
-  auto live = actors.begin();
+  // The placed actors the map made and the world lacks now: both lists sorted by ID.
+  std::vector<Guid> ids;
+  ids.reserve(actors.size());
+  for (const ActorView& a : actors) ids.push_back(a.id);
+  std::sort(ids.begin(), ids.end());
+  auto live = ids.begin();
   for (const auto& [id, placed] : world_.placed_) {
-    while (live != actors.end() && live->id < id) ++live;
-    if (live != actors.end() && live->id == id) continue;
+    while (live != ids.end() && *live < id) ++live;
+    if (live != ids.end() && *live == id) continue;
     ActorSection actor;
     actor.destroyed = true;
     if (placed.second != persistent) actor.level = placed.second.view();

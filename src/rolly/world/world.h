@@ -3,8 +3,9 @@
 // A World watches one Host (host.h). A save captures, one subject at a time (WorldCapture, so a
 // later version can spread a capture over frames), into these record chunks:
 //   - GLOB (key ""): the globals the host lists and the objects registered by name;
-//   - WRLD (key: the map's path): the actors of every loaded level that save, each followed by its
-//     components that save, then the placed actors destroyed in play (tombstones);
+//   - WRLD (key: the map's path): the actors of every loaded level that save, in the host's order,
+//     each followed by its components that save, then the placed actors destroyed in play
+//     (tombstones);
 //   - PLYR (key "Local:<index>"): each local player's controller, own pawn and player state.
 // Records of objects that are not there now (a subsystem that is off, an actor or component of a
 // class the game no longer registers, a player who is not playing) are kept from the last load or
