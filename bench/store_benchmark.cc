@@ -338,7 +338,7 @@ void BM_ListThroughIndex(benchmark::State& state, bool new_backend, bool cold) {
     if (new_backend) fresh = std::make_unique<FolderBackend>(*list_folder);
     Store store(new_backend ? *fresh : *session, *env->workers, env->mailbox);
     std::size_t listed = 0;
-    store.ListSlots([&listed](rolly::Result<std::vector<rolly::store::SlotInfo>> r) {
+    store.ListSlots([&listed](rolly::Result<rolly::store::SlotList> r) {
       if (r.ok()) listed = r->size();
     });
     if (!store.FlushFor(Store::kQuitFlush).ok() || listed != kSlotCount) {
@@ -490,7 +490,7 @@ void PrintSummary(const CapturingReporter& rep) {
   std::printf(
       "  (store and peer write the same %zu / %zu bytes; the store also builds them from the\n"
       "   File (checksums, layout) on every save, the peer writes bytes made once. Save+Flush, the\n"
-      "   target, includes the slot index write each save queues (temp file and rename, without\n"
+      "   target, includes the slot index write each save queues (overwritten in place, without\n"
       "   fsync: the index is a checked cache). ask->callback stops at the save's own callback;\n"
       "   zstd 3 and no index are Save+Flush, for information)\n",
       save_fixture->written[0].size(), save_fixture->written[1].size());
@@ -514,10 +514,11 @@ void PrintSummary(const CapturingReporter& rep) {
                 Mark(ratio, 20, true), Cell(fresh_ratio, "%.1f").c_str());
   }
   std::printf(
-      "  (index: a new Store over the session's FolderBackend reads both index copies and decodes\n"
-      "   the newest; new backend adds the backend's start-up scan of the folder; peer: readdir,\n"
-      "   then open + 2 preads + close per slot. cold: every file of the folder dropped from the\n"
-      "   page cache with POSIX_FADV_DONTNEED before each iteration)\n");
+      "  (index: a new Store over the session's FolderBackend reads both index copies' headers,\n"
+      "   then the newest whole, checks it and lists it (ListSlots + Flush); new backend adds the\n"
+      "   backend's start-up scan of the folder; peer: readdir, then open + 2 preads + close per\n"
+      "   slot. cold: every file of the folder dropped from the page cache with\n"
+      "   POSIX_FADV_DONTNEED before each iteration)\n");
 }
 
 }  // namespace

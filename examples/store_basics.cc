@@ -74,13 +74,16 @@ int main(int argc, char** argv) {
                 r->recovered ? " (recovered from the older copy)" : "");
   });
 
-  store.ListSlots([&failures](rolly::Result<std::vector<rolly::store::SlotInfo>> r) {
+  // The list owns the index bytes its entries view: read them inside the callback, or keep the
+  // SlotList (or a SlotInfo copy of an entry) for later.
+  store.ListSlots([&failures](rolly::Result<rolly::store::SlotList> r) {
     if (!r.ok()) {
       ++failures;
       return;
     }
-    for (const rolly::store::SlotInfo& s : *r) {
-      std::printf("slot %s: \"%s\", sequence %llu\n", s.slot.c_str(), s.title.c_str(),
+    for (const rolly::store::SlotView& s : *r) {
+      std::printf("slot %.*s: \"%.*s\", sequence %llu\n", static_cast<int>(s.slot.size()),
+                  s.slot.data(), static_cast<int>(s.title.size()), s.title.data(),
                   static_cast<unsigned long long>(s.sequence));
     }
   });

@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "json_writer.h"
 #include "rolly/core/mailbox.h"
@@ -144,8 +146,8 @@ int RunSlots(const SlotsOptions& options, std::FILE* out, std::FILE* err) {
   store::StoreOptions store_options;
   store_options.prefix = options.prefix;
   store::Store store(backend, workers, mailbox, store_options);
-  std::optional<Result<std::vector<store::SlotInfo>>> listed;
-  store.ListSlots([&listed](Result<std::vector<store::SlotInfo>> r) { listed.emplace(std::move(r)); });
+  std::optional<Result<store::SlotList>> listed;
+  store.ListSlots([&listed](Result<store::SlotList> r) { listed.emplace(std::move(r)); });
   const Status flushed = store.FlushFor(std::chrono::seconds(60));
   if (!flushed.ok() || !listed) {
     fmt::print(err, "rolly slots: {}\n", Printable(flushed.ToString()));
@@ -155,15 +157,17 @@ int RunSlots(const SlotsOptions& options, std::FILE* out, std::FILE* err) {
     fmt::print(err, "rolly slots: {}\n", Printable(listed->status().ToString()));
     return listed->status().code() == StatusCode::kInvalidInput ? kExitUsage : kExitInvalid;
   }
+  // Owned copies: --verify replaces what the index says with what the copies say.
+  std::vector<store::SlotInfo> slots((*listed)->begin(), (*listed)->end());
   if (options.verify) {
-    for (store::SlotInfo& s : **listed) Verify(store, mailbox, &s);
+    for (store::SlotInfo& s : slots) Verify(store, mailbox, &s);
   }
   if (options.json) {
-    PrintJson(options, **listed, out);
+    PrintJson(options, slots, out);
   } else {
-    PrintText(options, **listed, out);
+    PrintText(options, slots, out);
   }
-  for (const store::SlotInfo& s : **listed) {
+  for (const store::SlotInfo& s : slots) {
     if (IsDamaged(s)) return kExitInvalid;
   }
   return kExitValid;

@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -89,8 +91,11 @@ Result<FileDescriptor> Open(const std::string& path, int flags, std::string_view
 
 class PosixWritableFile : public WritableFile {
  public:
-  PosixWritableFile(std::string path, FileDescriptor fd)
-      : path_(std::move(path)), fd_(std::move(fd)) {}
+  // `cut_above`: for a file opened to overwrite, its size then; Close cuts it to the bytes
+  // appended when they are fewer.
+  PosixWritableFile(std::string path, FileDescriptor fd,
+                    std::optional<std::uint64_t> cut_above = {})
+      : path_(std::move(path)), fd_(std::move(fd)), cut_above_(cut_above) {}
 
   Status Append(ByteView data) override {
     if (!fd_.valid()) return StorageFailedError(fmt::format("write \"{}\": file closed", path_));
@@ -98,6 +103,7 @@ class PosixWritableFile : public WritableFile {
       const ssize_t n = RetryEintr([&] { return ::write(fd_.get(), data.data(), data.size()); });
       if (n < 0) return ErrnoStatus("write", path_, errno);
       data = data.subspan(static_cast<std::size_t>(n));
+      written_ += static_cast<std::uint64_t>(n);
     }
     return OkStatus();
   }
@@ -112,6 +118,13 @@ class PosixWritableFile : public WritableFile {
 
   Status Close() override {
     if (!fd_.valid()) return StorageFailedError(fmt::format("close \"{}\": file closed", path_));
+    // Only when the file shrinks: a cut to its own size is a call for nothing.
+    if (cut_above_ && written_ < *cut_above_ &&
+        RetryEintr([&] { return ::ftruncate(fd_.get(), static_cast<off_t>(written_)); }) != 0) {
+      const Status s = ErrnoStatus("truncate", path_, errno);
+      fd_.Close();
+      return s;
+    }
     const int err = fd_.Close();
     return err == 0 ? OkStatus() : ErrnoStatus("close", path_, err);
   }
@@ -119,6 +132,8 @@ class PosixWritableFile : public WritableFile {
  private:
   const std::string path_;
   FileDescriptor fd_;
+  const std::optional<std::uint64_t> cut_above_;
+  std::uint64_t written_ = 0;
 };
 
 // Closes a DIR* once.
@@ -141,6 +156,32 @@ Result<std::unique_ptr<WritableFile>> PosixFileSystem::NewWritableFile(const std
   if (!fd.ok()) return fd.status();
   return std::unique_ptr<WritableFile>(
       std::make_unique<PosixWritableFile>(path, std::move(fd).value()));
+}
+
+Result<std::unique_ptr<WritableFile>> PosixFileSystem::OpenForOverwrite(const std::string& path) {
+  // No O_TRUNC: truncating a file and writing it again is what makes some file systems (ext4's
+  // auto_da_alloc) flush it at once, as they do a file renamed over another.
+  Result<FileDescriptor> fd = Open(path, O_WRONLY | O_CREAT, "open to overwrite");
+  if (!fd.ok()) return fd.status();
+  struct stat st {};
+  if (::fstat(fd->get(), &st) != 0) return ErrnoStatus("stat", path, errno);
+  if (!S_ISREG(st.st_mode)) {
+    return StorageFailedError(fmt::format("open to overwrite \"{}\": not a file", path));
+  }
+  return std::unique_ptr<WritableFile>(std::make_unique<PosixWritableFile>(
+      path, std::move(fd).value(), static_cast<std::uint64_t>(st.st_size)));
+}
+
+void PosixFileSystem::StartWriteBack(const std::string& path) {
+#if defined(__linux__)
+  // Without it Linux holds written pages back for up to half a minute; started now, they are
+  // written while the caller goes on, and the next fsync of any file (a save's) normally flushes
+  // them out of the disk's cache too. A hint only: its answer does not matter.
+  Result<FileDescriptor> fd = Open(path, O_RDONLY, "open");
+  if (fd.ok()) ::sync_file_range(fd->get(), 0, 0, SYNC_FILE_RANGE_WRITE);
+#else
+  (void)path;
+#endif
 }
 
 Status PosixFileSystem::Rename(const std::string& from, const std::string& to) {

@@ -2,9 +2,9 @@
 // test can stop it at any step (SimulatedFileSystem) or fail one kind of step (a FileSystemWrapper
 // subclass), and a port can put its own calls underneath. PosixFileSystem is the real one.
 //
-// Each call is one step a crash can fall between: creating a file, appending to it, syncing it,
-// closing it, renaming, syncing a directory, and so on. Nothing here retries a failed step or
-// hides one: the caller decides (the folder backend fails the write).
+// Each call is one step a crash can fall between: creating a file, opening one to overwrite it,
+// appending to it, syncing it, closing it, renaming, syncing a directory, and so on. Nothing here
+// retries a failed step or hides one: the caller decides (the folder backend fails the write).
 //
 // Paths are plain strings, '/'-separated, given whole by the caller (the folder backend joins its
 // folder and a FileName). Names returned by ListDir are bare names, without the directory.
@@ -62,6 +62,18 @@ class FileSystem {
   // Creates `path`, or truncates it when it exists, and opens it for writing. NotFound when its
   // directory does not exist.
   virtual Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) = 0;
+  // Opens `path` for writing over its bytes from the start, creating it when missing, without
+  // truncating it first: Append overwrites the old bytes in place (and goes on past their end),
+  // and Close cuts the file to the bytes appended when it held more. The file keeps its inode and
+  // its name, so no directory entry changes; but a crash or a failed step part way leaves a mix
+  // of old and new bytes, and a reader sees the file change as it is written. For files whose
+  // readers check every byte and fall back to another copy (slot indexes). NotFound when the
+  // directory does not exist.
+  virtual Result<std::unique_ptr<WritableFile>> OpenForOverwrite(const std::string& path) = 0;
+  // Asks the system to start writing out the file's bytes not yet on the disk, without waiting:
+  // a hint, which makes nothing durable and reports nothing, and is no step. PosixFileSystem does
+  // on Linux (sync_file_range); the default does nothing.
+  virtual void StartWriteBack(const std::string& path) { (void)path; }
   // Renames `from` to `to`, atomically replacing `to` if it exists (rename(2)). The new name is
   // durable only after SyncDir of its directory.
   virtual Status Rename(const std::string& from, const std::string& to) = 0;
@@ -97,6 +109,10 @@ class FileSystemWrapper : public FileSystem {
   Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
     return target_->NewWritableFile(path);
   }
+  Result<std::unique_ptr<WritableFile>> OpenForOverwrite(const std::string& path) override {
+    return target_->OpenForOverwrite(path);
+  }
+  void StartWriteBack(const std::string& path) override { target_->StartWriteBack(path); }
   Status Rename(const std::string& from, const std::string& to) override {
     return target_->Rename(from, to);
   }
@@ -129,6 +145,8 @@ class PosixFileSystem : public FileSystem {
   static std::shared_ptr<FileSystem> Default();
 
   Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override;
+  Result<std::unique_ptr<WritableFile>> OpenForOverwrite(const std::string& path) override;
+  void StartWriteBack(const std::string& path) override;
   Status Rename(const std::string& from, const std::string& to) override;
   Status SyncDir(const std::string& dir) override;
   Result<Bytes> ReadFile(const std::string& path, std::size_t max_bytes) override;

@@ -73,11 +73,10 @@ void FolderBackend::RemoveTemp(const std::string& temp) {
   if (!s.ok() && s.code() != StatusCode::kNotFound) stale_temp_ = temp;
 }
 
-Status FolderBackend::WriteTemp(const std::string& temp, const std::vector<Bytes>& pieces,
-                                bool sync) {
+Status FolderBackend::WriteTemp(const std::string& temp, const std::vector<Bytes>& pieces) {
   ROLLY_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs_->NewWritableFile(temp));
   for (const Bytes& piece : pieces) ROLLY_RETURN_IF_ERROR(file->Append(piece));
-  if (sync) ROLLY_RETURN_IF_ERROR(file->Sync());
+  ROLLY_RETURN_IF_ERROR(file->Sync());
   return file->Close();
 }
 
@@ -96,11 +95,17 @@ Status FolderBackend::DoWrite(const FileName& name, const std::vector<Bytes>& pi
     return NoSpaceError(fmt::format("{} needs {} bytes and {} to spare; {} bytes are free",
                                     folder_, size, margin_, *free));
   }
-  // A slot index is a cache of the saves' headers, checked and rebuilt when damaged: it is
-  // replaced atomically but not flushed, so keeping it costs no fsync of its own.
-  const bool durable = name.kind() != FileKind::kIndex;
+  if (name.kind() == FileKind::kIndex) {
+    // A slot index is a cache of the saves' headers, in two copies the store writes in turn and
+    // checks when read. It is overwritten in place, without fsync: a new file renamed over the
+    // old one (or a file truncated and written again) makes ext4 (auto_da_alloc) and others
+    // start writing it out at once, which cost each 1 MiB save about a tenth of its time.
+    Status s = OverwriteInPlace(PathOf(name), pieces);
+    if (s.code() == StatusCode::kNotFound) folder_ready_ = false;
+    return s;
+  }
   const std::string temp = TempPathOf(name);
-  if (Status s = WriteTemp(temp, pieces, durable); !s.ok()) {
+  if (Status s = WriteTemp(temp, pieces); !s.ok()) {
     // The folder went away under us: make it again at the next write.
     if (s.code() == StatusCode::kNotFound) folder_ready_ = false;
     RemoveTemp(temp);
@@ -110,7 +115,13 @@ Status FolderBackend::DoWrite(const FileName& name, const std::vector<Bytes>& pi
     RemoveTemp(temp);
     return s;
   }
-  return durable ? fs_->SyncDir(folder_) : OkStatus();
+  return fs_->SyncDir(folder_);
+}
+
+Status FolderBackend::OverwriteInPlace(const std::string& path, const std::vector<Bytes>& pieces) {
+  ROLLY_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs_->OpenForOverwrite(path));
+  for (const Bytes& piece : pieces) ROLLY_RETURN_IF_ERROR(file->Append(piece));
+  return file->Close();
 }
 
 void FolderBackend::StartWrite(const FileName& name, Bytes bytes, StatusCallback done) {
@@ -122,7 +133,11 @@ void FolderBackend::StartWrite(const FileName& name, Bytes bytes, StatusCallback
 void FolderBackend::StartWritePieces(const FileName& name, std::vector<Bytes> pieces,
                                      StatusCallback done) {
   io_.Post([this, name, pieces = std::move(pieces), done = std::move(done)] {
-    done(Only(DoWrite(name, pieces), {StatusCode::kNoSpace}));
+    const Status written = DoWrite(name, pieces);
+    done(Only(written, {StatusCode::kNoSpace}));
+    // An index is not flushed (see DoWrite). Once its writer has the answer, the system is asked
+    // to start writing it out, so the next save's fsync normally flushes it to the disk too.
+    if (written.ok() && name.kind() == FileKind::kIndex) fs_->StartWriteBack(PathOf(name));
   });
 }
 

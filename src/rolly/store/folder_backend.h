@@ -1,7 +1,8 @@
 // FolderBackend: the default backend. Each FileName is one file in one folder, reached through a
 // FileSystem (the operating system's by default, a SimulatedFileSystem in crash tests).
 //
-// A write never leaves a file half written under its name. It runs these steps:
+// A write never leaves a file half written under its name (slot indexes aside, below). It runs
+// these steps:
 //   1. free space: NoSpace when the folder's file system cannot hold the bytes plus a margin
 //      (options.free_space_margin); nothing is written then;
 //   2. write every byte to "<name>.tmp" in the same folder (created or truncated); a write of
@@ -17,10 +18,19 @@
 // write). After a failed step 5 the file may hold the new bytes now yet the old after a power cut.
 // Nothing is unlinked on the success path.
 //
-// Slot indexes. A FileName of kind kIndex is a cache: the store checks it and rebuilds it from
-// the saves' headers when it is missing or damaged. Its write runs steps 1, 2, 4 without the
-// fsyncs of steps 3 and 5: it replaces the file atomically, and Ok means a crash may still leave
-// the previous index, none, or a damaged one the store's checks refuse (never a save's loss). Every other file gets all five steps.
+// Slot indexes. A FileName of kind kIndex is a cache: the store keeps it in two copies, writes the
+// one that does not hold its newest index, checks every byte it reads, and rebuilds from the
+// saves' headers an index that is missing or damaged. Its write runs step 1, then overwrites the
+// file in place (FileSystem::OpenForOverwrite: created when missing, cut when the new bytes are
+// fewer): no temporary file, no rename, no fsync. A new file renamed over an old one, or a file
+// truncated and written again, makes ext4 and other file systems start writing it out at once,
+// which cost each save far more than the index's few bytes; an overwrite does not. Ok means the
+// bytes are written: readers see them at once, and a crash or kill of the process keeps them (the
+// system writes them out; once the write has answered, the backend asks it to start at once,
+// FileSystem::StartWriteBack, so the next save's fsync normally flushes them too), but a power cut
+// or a crash of the system before they reached the disk (about half a minute at most on Linux's
+// defaults) may leave the copy as it was, or torn. A failed write may leave it torn too. A torn copy, old and new bytes mixed, fails its
+// checksums, and the store takes the other copy. Never a save's loss.
 //
 // Temporary files. Operations run one at a time, so at most one "<FileName>.tmp" exists at once,
 // and a crash leaves at most one behind. At start (before the first operation) the backend removes
@@ -96,7 +106,8 @@ class FolderBackend : public Backend {
   void Open();
   Status EnsureFolder();
   Status DoWrite(const FileName& name, const std::vector<Bytes>& pieces);
-  Status WriteTemp(const std::string& temp, const std::vector<Bytes>& pieces, bool sync);
+  Status WriteTemp(const std::string& temp, const std::vector<Bytes>& pieces);
+  Status OverwriteInPlace(const std::string& path, const std::vector<Bytes>& pieces);
   void RemoveTemp(const std::string& temp);
 
   const std::string folder_;

@@ -1,15 +1,17 @@
-// FolderBackend beyond the conformance suite: other files left alone, temporary files, free space,
-// failed fsyncs, crashes at every step, descriptors.
+// FolderBackend beyond the conformance suite: other files left alone, temporary files, slot indexes
+// overwritten in place, free space, failed fsyncs, crashes at every step, descriptors.
 
 #include "rolly/store/folder_backend.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -301,6 +303,108 @@ TEST_F(FolderBackendTest, CrashAtAnyStepKeepsTheOldOrTheNewSave) {
   }
 }
 
+FileName Index(Copy copy) { return FileName::ForIndex("rolly", copy).value(); }
+
+// The inode number of a file, or 0.
+std::uint64_t InodeOf(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_ino) : 0;
+}
+
+// A slot index is overwritten in place: same inode, no temporary file, cut to the new size; a
+// save still gets a new file renamed over the old one.
+TEST_F(FolderBackendTest, SlotIndexIsOverwrittenInPlaceAndSavesAreStillRenamed) {
+  FolderBackend backend(dir_.path());
+  const std::string index_path = Path(Index(Copy::kA).str());
+  ASSERT_OK(WriteNow(backend, Index(Copy::kA), PatternBytes(10000, 1)));
+  const std::uint64_t inode = InodeOf(index_path);
+  ASSERT_NE(inode, 0u);
+  for (const std::size_t size : {std::size_t{300}, std::size_t{20000}, std::size_t{0}}) {
+    const Bytes bytes = PatternBytes(size, static_cast<std::uint8_t>(size));
+    ASSERT_OK(WriteNow(backend, Index(Copy::kA), bytes));
+    EXPECT_EQ(InodeOf(index_path), inode) << size;
+    ASSERT_OK_AND_ASSIGN(Bytes back, ReadNow(backend, Index(Copy::kA)));
+    EXPECT_EQ(back, bytes) << size;
+  }
+  ASSERT_OK(WriteNow(backend, Slot("s"), PatternBytes(100, 1)));
+  const std::uint64_t save_inode = InodeOf(Path(Slot("s").str()));
+  ASSERT_OK(WriteNow(backend, Slot("s"), PatternBytes(100, 2)));
+  EXPECT_NE(InodeOf(Path(Slot("s").str())), save_inode);
+  PosixFileSystem fs;
+  EXPECT_THAT(Entries(fs, dir_.path()), ElementsAre(Index(Copy::kA).str(), Slot("s").str()));
+}
+
+// Counts the write-back hints it is given.
+class HintCountingFileSystem : public FileSystemWrapper {
+ public:
+  explicit HintCountingFileSystem(std::shared_ptr<FileSystem> target)
+      : FileSystemWrapper(target.get()), owned_(std::move(target)) {}
+  void StartWriteBack(const std::string& path) override {
+    std::lock_guard lock(mutex_);
+    hinted_.push_back(path);
+  }
+  std::vector<std::string> hinted() const {
+    std::lock_guard lock(mutex_);
+    return hinted_;
+  }
+
+ private:
+  std::shared_ptr<FileSystem> owned_;
+  mutable std::mutex mutex_;
+  std::vector<std::string> hinted_;
+};
+
+// The steps of an index write: no fsync, no rename, no folder fsync; a power cut before the
+// system wrote it back leaves the old bytes. Once it answered, the system is asked to write the
+// index out (and only the index: a save is flushed whole).
+TEST_F(FolderBackendTest, SlotIndexWriteIsNeitherSyncedNorRenamed) {
+  auto sim = std::make_shared<SimulatedFileSystem>();
+  auto fs = std::make_shared<HintCountingFileSystem>(sim);
+  const std::string path = "/saves/" + Index(Copy::kB).str();
+  sim->Put(path, BytesOf("old index"));
+  FolderBackend backend("/saves", FolderBackendOptions{fs});
+  Settle(backend);
+  const std::uint64_t before = sim->steps();
+  ASSERT_OK(WriteNow(backend, Index(Copy::kB), BytesOf("new")));
+  EXPECT_EQ(sim->steps() - before, 4u);  // statvfs, open to overwrite, write, close
+  ASSERT_OK(WriteNow(backend, Slot("s"), BytesOf("a save")));
+  backend.WaitUntilIdle();
+  Settle(backend);  // the hint follows the answer on the I/O thread
+  EXPECT_THAT(fs->hinted(), ElementsAre(path));
+  ASSERT_OK(DeleteNow(backend, Slot("s")));
+  EXPECT_EQ(sim->Peek(path), BytesOf("new"));
+  EXPECT_FALSE(sim->IsDurable(path));
+  sim->Crash(DamageModel::DropUnsyncedData());
+  EXPECT_EQ(sim->Peek(path), BytesOf("old index"));
+  EXPECT_THAT(Entries(*sim, "/saves"), ElementsAre(Index(Copy::kB).str()));
+}
+
+// Failing each step of an index overwrite fails the write, and leaves at worst a mix of the old
+// and new bytes (the store's checksums refuse it; store_crash_test checks the listing).
+TEST_F(FolderBackendTest, AFailedStepFailsAnIndexOverwrite) {
+  const std::string path = "/saves/" + Index(Copy::kA).str();
+  const Bytes old_bytes = PatternBytes(5000, 1);
+  const Bytes new_bytes = PatternBytes(3000, 2);
+  for (std::uint64_t k = 0; k < 4; ++k) {
+    auto sim = std::make_shared<SimulatedFileSystem>();
+    sim->Put(path, old_bytes);
+    FolderBackend backend("/saves", FolderBackendOptions{sim});
+    Settle(backend);
+    sim->FailAfterStep(sim->steps() + k);
+    EXPECT_THAT(WriteNow(backend, Index(Copy::kA), new_bytes),
+                StatusIs(StatusCode::kStorageFailed))
+        << "failing after step " << k;
+    const Bytes after = sim->Peek(path).value();
+    if (k < 3) {
+      EXPECT_EQ(after, old_bytes) << k;  // nothing written yet
+    } else {
+      // Written, not cut: the new bytes over the old ones' start.
+      ASSERT_EQ(after.size(), old_bytes.size());
+      EXPECT_TRUE(std::equal(new_bytes.begin(), new_bytes.end(), after.begin()));
+    }
+  }
+}
+
 std::size_t OpenDescriptors() {
   std::size_t n = 0;
   for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
@@ -417,6 +521,53 @@ TEST(SimulatedFileSystemTest, TearUnsyncedWritesKeepsWholeSectorsAndFillsTheLast
   }
 }
 
+TEST(SimulatedFileSystemTest, OverwriteWritesInPlaceCutsAtCloseAndKeepsTheInode) {
+  SimulatedFileSystem fs(100);
+  ASSERT_OK(fs.CreateDir("/d"));
+  ASSERT_OK(WriteFile(fs, "/d/f", Bytes(60, 1), true));
+  ASSERT_OK(fs.SyncDir("/d"));
+  {
+    ASSERT_OK_AND_ASSIGN(auto file, fs.OpenForOverwrite("/d/f"));
+    ASSERT_OK(file->Append(Bytes(10, 2)));
+    Bytes expected(60, 1);
+    std::fill(expected.begin(), expected.begin() + 10, 2);
+    EXPECT_EQ(fs.Peek("/d/f"), expected);  // readers see the bytes as they are written
+    ASSERT_OK(file->Append(Bytes(10, 3)));
+    ASSERT_OK(file->Close());
+  }
+  Bytes twenty(10, 2);
+  twenty.insert(twenty.end(), 10, 3);
+  EXPECT_EQ(fs.Peek("/d/f"), twenty);
+  // The same file, no name changed: only its bytes are not durable.
+  EXPECT_FALSE(fs.IsDurable("/d/f"));
+  fs.Crash(DamageModel::DropUnsyncedNames());
+  EXPECT_EQ(fs.Peek("/d/f"), Bytes(60, 1));
+
+  // Growing takes room only past the old end: 60 held, 40 free.
+  {
+    ASSERT_OK_AND_ASSIGN(auto file, fs.OpenForOverwrite("/d/f"));
+    ASSERT_OK(file->Append(Bytes(100, 4)));
+    ASSERT_OK(file->Close());
+  }
+  EXPECT_EQ(fs.Peek("/d/f"), Bytes(100, 4));
+  {
+    ASSERT_OK_AND_ASSIGN(auto file, fs.OpenForOverwrite("/d/f"));
+    ASSERT_OK(file->Append(Bytes(100, 5)));
+    EXPECT_THAT(file->Append(BytesOf("x")), StatusIs(StatusCode::kNoSpace));
+    ASSERT_OK(file->Close());
+  }
+  EXPECT_EQ(fs.Peek("/d/f"), Bytes(100, 5));
+
+  // A missing file is created; a missing folder is NotFound.
+  {
+    ASSERT_OK_AND_ASSIGN(auto file, fs.OpenForOverwrite("/d/new"));
+    ASSERT_OK(file->Close());
+  }
+  EXPECT_EQ(fs.Peek("/d/new"), Bytes());
+  EXPECT_THAT(fs.OpenForOverwrite("/nowhere/x"), StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(fs.OpenForOverwrite("/d"), StatusIs(StatusCode::kStorageFailed));
+}
+
 TEST(SimulatedFileSystemTest, StepsAreCountedAndFailAfterTheLimit) {
   SimulatedFileSystem fs;
   ASSERT_OK(fs.CreateDir("/d"));
@@ -456,6 +607,8 @@ TEST_F(FolderBackendTest, PosixFileSystemAnswersTheDocumentedStatuses) {
   EXPECT_THAT(fs.Remove(Path("missing")), StatusIs(StatusCode::kNotFound));
   EXPECT_THAT(fs.ListDir(Path("missing")), StatusIs(StatusCode::kNotFound));
   EXPECT_THAT(fs.NewWritableFile(Path("missing/x")), StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(fs.OpenForOverwrite(Path("missing/x")), StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(fs.OpenForOverwrite(dir_.path()), StatusIs(StatusCode::kStorageFailed));
   EXPECT_THAT(fs.Rename(Path("missing"), Path("x")), StatusIs(StatusCode::kNotFound));
   EXPECT_THAT(fs.ReadFile(dir_.path(), 10),
               StatusIs(StatusCode::kStorageFailed, HasSubstr("directory")));

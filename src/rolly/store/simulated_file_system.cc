@@ -31,18 +31,26 @@ SplitPath Split(std::string_view path) {
 
 }  // namespace
 
-// A WritableFile that calls back into the file system under its lock.
+// A WritableFile that calls back into the file system under its lock. One opened to overwrite
+// writes at its own offset over the inode's bytes, and cuts them there when it closes.
 class SimulatedFileSystem::File : public WritableFile {
  public:
   File(SimulatedFileSystem* fs, std::uint64_t generation, std::string path,
-       std::shared_ptr<Inode> inode)
-      : fs_(fs), generation_(generation), path_(std::move(path)), inode_(std::move(inode)) {}
+       std::shared_ptr<Inode> inode, bool overwrite = false)
+      : fs_(fs),
+        generation_(generation),
+        path_(std::move(path)),
+        inode_(std::move(inode)),
+        overwrite_(overwrite) {}
 
   Status Append(ByteView data) override {
     std::lock_guard lock(fs_->mutex_);
     ROLLY_RETURN_IF_ERROR(fs_->Step("write", path_));
     if (closed_) return StorageFailedError(fmt::format("write \"{}\": file closed", path_));
-    return fs_->Append(generation_, path_, *inode_, data);
+    if (!overwrite_) return fs_->Append(generation_, path_, *inode_, data);
+    ROLLY_RETURN_IF_ERROR(fs_->Overwrite(generation_, path_, *inode_, offset_, data));
+    offset_ += data.size();
+    return OkStatus();
   }
 
   Status Sync() override {
@@ -57,7 +65,9 @@ class SimulatedFileSystem::File : public WritableFile {
     ROLLY_RETURN_IF_ERROR(fs_->Step("close", path_));
     if (closed_) return StorageFailedError(fmt::format("close \"{}\": file closed", path_));
     closed_ = true;
-    return fs_->CloseFile(generation_, path_);
+    ROLLY_RETURN_IF_ERROR(fs_->CloseFile(generation_, path_));
+    if (overwrite_ && inode_->current.size() > offset_) inode_->current.resize(offset_);
+    return OkStatus();
   }
 
  private:
@@ -65,6 +75,8 @@ class SimulatedFileSystem::File : public WritableFile {
   const std::uint64_t generation_;
   const std::string path_;
   const std::shared_ptr<Inode> inode_;
+  const bool overwrite_;
+  std::size_t offset_ = 0;
   bool closed_ = false;
 };
 
@@ -117,6 +129,22 @@ Status SimulatedFileSystem::Append(std::uint64_t generation, const std::string& 
   return OkStatus();
 }
 
+Status SimulatedFileSystem::Overwrite(std::uint64_t generation, const std::string& path,
+                                      Inode& inode, std::size_t offset, ByteView data) {
+  if (generation != generation_) {
+    return StorageFailedError(fmt::format("write \"{}\": opened before a crash", path));
+  }
+  // Only bytes past the old end take more room.
+  const std::size_t end = offset + data.size();
+  const std::uint64_t grows = end > inode.current.size() ? end - inode.current.size() : 0;
+  if (grows > capacity_ || UsedLocked() > capacity_ - grows) {
+    return NoSpaceError(fmt::format("write \"{}\": the simulated disk is full", path));
+  }
+  if (end > inode.current.size()) inode.current.resize(end);
+  std::copy(data.begin(), data.end(), inode.current.begin() + static_cast<std::ptrdiff_t>(offset));
+  return OkStatus();
+}
+
 Status SimulatedFileSystem::SyncFile(std::uint64_t generation, const std::string& path,
                                      Inode& inode) {
   if (generation != generation_) {
@@ -150,6 +178,24 @@ Result<std::unique_ptr<WritableFile>> SimulatedFileSystem::NewWritableFile(
     inode = std::make_shared<Inode>();
   }
   return std::unique_ptr<WritableFile>(std::make_unique<File>(this, generation_, path, inode));
+}
+
+Result<std::unique_ptr<WritableFile>> SimulatedFileSystem::OpenForOverwrite(
+    const std::string& path) {
+  std::lock_guard lock(mutex_);
+  ROLLY_RETURN_IF_ERROR(Step("open to overwrite", path));
+  std::string name;
+  Directory* dir = Parent(path, &name);
+  if (dir == nullptr) {
+    return NotFoundError(fmt::format("open to overwrite \"{}\": no such directory", path));
+  }
+  if (dirs_.count(NormalizeDir(path)) != 0 || name.empty()) {
+    return StorageFailedError(fmt::format("open to overwrite \"{}\": a directory", path));
+  }
+  std::shared_ptr<Inode>& inode = dir->current[name];
+  if (!inode) inode = std::make_shared<Inode>();
+  return std::unique_ptr<WritableFile>(
+      std::make_unique<File>(this, generation_, path, inode, /*overwrite=*/true));
 }
 
 Status SimulatedFileSystem::Rename(const std::string& from, const std::string& to) {

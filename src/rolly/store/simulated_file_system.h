@@ -5,10 +5,12 @@
 // The model. Every file is an object (an inode) with two byte strings: its current bytes (what
 // reads see) and its durable bytes (what it held at its last WritableFile::Sync; empty for a new
 // file). NewWritableFile truncates the current bytes; Append adds to them; Sync copies them to the
-// durable bytes. Every directory has its current entries (name -> file) and its durable entries
-// (the entries at its last SyncDir). NewWritableFile of a new name, Rename and Remove change the
-// current entries only; SyncDir copies them to the durable ones. Directories themselves (CreateDir)
-// are durable at once. A removed or replaced file lives on while a durable entry still names it.
+// durable bytes. A file from OpenForOverwrite keeps the current bytes: its Appends write over them
+// from the start, and its Close cuts them to what was written. Every directory has its current
+// entries (name -> file) and its durable entries (the entries at its last SyncDir). NewWritableFile
+// or OpenForOverwrite of a new name, Rename and Remove change the current entries only; SyncDir
+// copies them to the durable ones. Directories themselves (CreateDir) are durable at once. A
+// removed or replaced file lives on while a durable entry still names it.
 //
 // Steps. Every call on the FileSystem or on one of its WritableFiles is one step, numbered from 1
 // (steps() is how many were made). FailAfterStep(n) makes every call after the n-th fail with
@@ -87,6 +89,7 @@ class SimulatedFileSystem : public FileSystem {
   ~SimulatedFileSystem() override;
 
   Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override;
+  Result<std::unique_ptr<WritableFile>> OpenForOverwrite(const std::string& path) override;
   Status Rename(const std::string& from, const std::string& to) override;
   Status SyncDir(const std::string& dir) override;
   Result<Bytes> ReadFile(const std::string& path, std::size_t max_bytes) override;
@@ -134,6 +137,9 @@ class SimulatedFileSystem : public FileSystem {
   std::uint64_t UsedLocked() const;
   // Appends for a File, under the lock.
   Status Append(std::uint64_t generation, const std::string& path, Inode& inode, ByteView data);
+  // Writes `data` over the inode's bytes at `offset`, for a File opened to overwrite.
+  Status Overwrite(std::uint64_t generation, const std::string& path, Inode& inode,
+                   std::size_t offset, ByteView data);
   Status SyncFile(std::uint64_t generation, const std::string& path, Inode& inode);
   Status CloseFile(std::uint64_t generation, const std::string& path);
 

@@ -2,13 +2,15 @@
 //
 // Every operation is queued on its file's queue when asked (so the order asked is the order run),
 // and does its work on a worker thread when its turn comes, where it may block on the backend.
-// Writes (saves, the index) and the index's first read do not block: a worker prepares the bytes
-// and the backend's completion (on the backend's thread: bookkeeping and a post only) replies and
-// ends the turn, so no worker is woken just to hand a result on. Results go back through the
-// mailbox, posted before the queue moves on, so a file's callbacks run in the order asked. What the
-// store knows of a file's copies (and the index's content) is kept with the file's queue, shared by
-// every Store over the same backend object, and read and written only by operations in their turn,
-// which run one at a time.
+// Writes (saves, the index) and listings do not block: a worker prepares a save's bytes and the
+// backend's completion (on the backend's thread: bookkeeping and a post only) replies and ends the
+// turn. Work that is short and needs no further read runs on the backend's thread too: an index
+// write after a save's write, a listing's check of the index it has just read. So a save wakes no
+// worker between its write and its index's, and a listing none at all. Results go back through
+// the mailbox, posted before the queue moves on, so a file's callbacks run in the order asked.
+// What the store knows of a file's copies (and the index's content) is kept with the file's queue,
+// shared by every Store over the same backend object, and read and written only by operations in
+// their turn, which run one at a time.
 
 #include "rolly/store/store.h"
 
@@ -21,6 +23,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <utility>
 
 #include "rolly/store/internal/file_queue.h"
@@ -70,12 +73,12 @@ struct SlotState {
 };
 
 // The slot index as the stores over one backend object know it, kept with the index's queue: its
-// SIDX bytes, checked when read and kept current as changes come (no allocation per slot), decoded
-// only for a listing.
+// SIDX bytes, checked when read and replaced by new bytes as changes come (no allocation per
+// slot). They never change once made, so a listing shares them instead of copying.
 struct IndexState {
   std::mutex mutex;
   bool loaded = false;
-  Bytes sidx;
+  std::shared_ptr<const Bytes> sidx;  // set once loaded
   Copies copies;
 };
 
@@ -549,12 +552,26 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     Begin();
     auto self = shared_from_this();
     auto index_a = FileName::ForIndex(options_.prefix, Copy::kA);
-    // As RunInTurn, but the write's completion ends the turn (no worker waits for it).
+    // As RunInTurn, but the write's completion ends the turn (no worker waits for it). When the
+    // index is known and small, its turn lays it out at once, on the thread that moved the queue
+    // on (mostly the backend's, right after the save's write): no worker is woken between a save's
+    // write and its index's. Otherwise a worker does, which may have to read the index first.
     QueueOf(index_a->base())->Enqueue([self](FileQueue::Finished finished) {
+      if (self->IndexWriteIsQuick()) {
+        self->StartIndexWrite(std::move(finished));
+        return;
+      }
       self->workers_.Post([self, finished = std::move(finished)]() mutable {
         self->StartIndexWrite(std::move(finished));
       });
     });
+  }
+
+  // Whether the next index write needs no read and little work (index queue only).
+  bool IndexWriteIsQuick() {
+    IndexState& index = Index();
+    std::lock_guard index_lock(index.mutex);
+    return index.loaded && index.copies.known && index.sidx->size() <= kQuickIndexBytes;
   }
 
   // The index's state, kept with the index's queue (index queue only).
@@ -570,9 +587,12 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
   }
 
   // Lists the slots at the index queue's turn (any thread; quick). When the index must be read
-  // first, both copies' reads are asked for at once, from here, and the work that decodes them
-  // runs on a worker once both are in: the listing waits on no thread and wakes one worker.
-  void StartList(std::function<void(Result<std::vector<SlotInfo>>)> done,
+  // first, both copies' first bytes are asked for at once, from here; once both are in, the
+  // newest copy is read whole on the backend's own thread, and that read's completion checks it
+  // and replies there too: the listing wakes no worker. A worker finishes instead when the
+  // completion runs on the game thread (`asker`: a backend that answers at once), when the index
+  // is large, or when anything more must be read (a damaged copy, a rebuild).
+  void StartList(std::function<void(Result<SlotList>)> done, std::thread::id asker,
                  FileQueue::Finished finished) {
     auto self = shared_from_this();
     bool read = false;
@@ -583,33 +603,45 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     }
     if (!read) {
       workers_.Post([self, done = std::move(done), finished = std::move(finished)]() mutable {
-        self->Reply(std::move(done), self->CurrentIndex());
+        self->Reply(std::move(done), *self->CurrentIndex(nullptr, true));
         self->Finish(finished);
       });
       return;
     }
-    // Both copies' first bytes; once both are in, the completion (quick: two headers) asks for
-    // the newest copy whole, on the backend's own thread, and that read's completion hands
-    // everything to a worker.
     struct Pending {
       IndexReads reads;
       std::atomic<int> left{2};
+      std::function<void(Result<SlotList>)> done;
+      FileQueue::Finished finished;
     };
     auto pending = std::make_shared<Pending>();
-    const FileName a = *FileName::ForIndex(options_.prefix, Copy::kA);
-    auto to_worker = [self, pending, done, finished]() mutable {
-      self->workers_.Post(
-          [self, pending, done = std::move(done), finished = std::move(finished)]() mutable {
-            self->Reply(std::move(done), self->CurrentIndex(&pending->reads));
-            self->Finish(finished);
-          });
+    pending->done = std::move(done);
+    pending->finished = std::move(finished);
+    // Both copies are in (whole, or their first bytes when the newest was read whole).
+    auto complete = [self, pending, asker]() {
+      std::size_t size = 0;
+      for (const auto& r : pending->reads.bytes) size = std::max(size, r->ok() ? (*r)->size() : 0);
+      if (std::this_thread::get_id() != asker && size <= kQuickIndexBytes) {
+        std::optional<Result<SlotList>> listed = self->CurrentIndex(&pending->reads, false);
+        if (listed) {
+          self->Reply(std::move(pending->done), std::move(*listed));
+          self->Finish(pending->finished);
+          return;
+        }
+      }
+      self->workers_.Post([self, pending] {
+        self->Reply(std::move(pending->done), *self->CurrentIndex(&pending->reads, true));
+        self->Finish(pending->finished);
+      });
     };
-    auto head = [self, pending, a, to_worker](int i) {
-      return [self, pending, a, to_worker, i](Result<Bytes> r) mutable {
+    const FileName a = *FileName::ForIndex(options_.prefix, Copy::kA);
+    auto head = [self, pending, a, complete](int i) {
+      return [self, pending, a, complete, i](Result<Bytes> r) {
         IndexReads& reads = pending->reads;
         reads.whole[i] = !r.ok() || r->size() < kIndexHeadBytes;
         reads.bytes[i].emplace(std::move(r));
         if (pending->left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+        // Both first bytes are in (quick from here: two headers).
         std::optional<Copy> newest;
         if (!(reads.bytes[0]->ok() && NeedsMoreThan(**reads.bytes[0])) &&
             !(reads.bytes[1]->ok() && NeedsMoreThan(**reads.bytes[1]))) {
@@ -619,111 +651,81 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
           newest = c.Newest();
         }
         if (!newest || reads.whole[static_cast<int>(*newest)]) {
-          to_worker();  // the worker reads whatever else it needs
+          complete();
           return;
         }
         const int n = static_cast<int>(*newest);
-        self->backend_.Read(n == 0 ? a : a.Other(),
-                            [pending, to_worker, n](Result<Bytes> whole) mutable {
-                              pending->reads.bytes[n].emplace(std::move(whole));
-                              pending->reads.whole[n] = true;
-                              to_worker();
-                            });
+        self->backend_.Read(n == 0 ? a : a.Other(), [pending, complete, n](Result<Bytes> whole) {
+          pending->reads.bytes[n].emplace(std::move(whole));
+          pending->reads.whole[n] = true;
+          complete();
+        });
       };
     };
     backend_.ReadPrefix(a, kIndexHeadBytes, head(0));
     backend_.ReadPrefix(a.Other(), kIndexHeadBytes, head(1));
   }
 
-  // The index as it stands, changes applied (index queue only). `reads`: both index copies, when
-  // already read.
-  Result<std::vector<SlotInfo>> CurrentIndex(IndexReads* reads = nullptr) {
+  // The index as it stands, changes applied, as a SlotList (index queue only). `reads`: both index
+  // copies, when already read. With `may_block` false (on the backend's thread, which must not wait
+  // for the backend), nullopt when more must be read or rebuilt: nothing is changed then, and a
+  // worker must call again with `may_block`, which never gives nullopt.
+  std::optional<Result<SlotList>> CurrentIndex(IndexReads* reads, bool may_block) {
     if (!options_.keep_index) {
+      if (!may_block) return std::nullopt;
       // Nothing kept: the saves' headers, read afresh, already hold every change.
       {
         std::lock_guard lock(mutex_);
         index_changes_.clear();
       }
-      ROLLY_ASSIGN_OR_RETURN(const auto slots, RebuildIndex());
-      return Listed(slots);
+      Result<std::map<std::string, SlotInfo>> slots = RebuildIndex();
+      if (!slots.ok()) return Result<SlotList>(slots.status());
+      Bytes sidx;
+      store_internal::EncodeSlotIndex(Listed(*slots), &sidx);
+      return store_internal::MakeSlotList(std::make_shared<const Bytes>(std::move(sidx)));
     }
     IndexState& index = Index();
     std::lock_guard index_lock(index.mutex);
-    std::optional<std::vector<SlotInfo>> decoded;
-    ROLLY_RETURN_IF_ERROR(UpdateIndex(index, &decoded, reads));
-    if (decoded) return std::move(*decoded);
-    return DecodeIndex(index.sidx);
-  }
-
-  // DecodeSlotIndex, the copies of a large index's second half made on another worker when one
-  // is free to take them (else here), since a listing waits for every slot's copies.
-  Result<std::vector<SlotInfo>> DecodeIndex(ByteView sidx) {
-    constexpr std::size_t kSplitAbove = 256;
-    std::vector<store_internal::SlotIndexEntry> entries;
-    ROLLY_RETURN_IF_ERROR(store_internal::ScanSlotIndex(sidx, &entries));
-    const std::size_t n = entries.size();
-    std::vector<SlotInfo> slots(n);
-    auto convert = [&entries, &slots](std::size_t from, std::size_t to) {
-      for (std::size_t i = from; i < to; ++i) slots[i] = store_internal::ToSlotInfo(entries[i]);
-    };
-    if (n <= kSplitAbove || workers_.thread_count() < 2) {
-      convert(0, n);
-      return slots;
-    }
-    // Whoever claims the second half first converts it: the other worker if it is free, or this
-    // one once done with the first half. The posted task touches `entries` and `slots` only
-    // after claiming, and this thread waits for it then.
-    struct Half {
-      std::atomic<bool> claimed{false};
-      std::mutex mutex;
-      std::condition_variable cv;
-      bool done = false;
-    };
-    auto half = std::make_shared<Half>();
-    const std::size_t mid = n / 2;
-    workers_.Post([half, convert, mid, n] {
-      if (half->claimed.exchange(true)) return;
-      convert(mid, n);
-      std::lock_guard lock(half->mutex);
-      half->done = true;
-      half->cv.notify_one();
-    });
-    convert(0, mid);
-    if (!half->claimed.exchange(true)) {
-      convert(mid, n);
-    } else {
-      std::unique_lock lock(half->mutex);
-      half->cv.wait(lock, [&half] { return half->done; });
-    }
-    return slots;
+    std::optional<SlotList> listed;
+    const std::optional<Status> updated = UpdateIndex(index, reads, may_block, &listed);
+    if (!updated) return std::nullopt;
+    if (!updated->ok()) return Result<SlotList>(*updated);
+    if (listed) return Result<SlotList>(std::move(*listed));
+    return store_internal::MakeSlotList(index.sidx);
   }
 
   // Loads the index once (from the backend, or rebuilt from the saves' headers), then applies the
-  // changes noted since (index queue only, `index.mutex` held). When given `decoded`, the bytes
-  // read are checked by decoding them there (one pass for a listing), and it is left empty when
-  // there was nothing to read or changes were applied.
-  Status UpdateIndex(IndexState& index, std::optional<std::vector<SlotInfo>>* decoded = nullptr,
-                     IndexReads* reads = nullptr) {
+  // changes noted since (index queue only, `index.mutex` held). Bytes read are checked by listing
+  // them into `listed` when given (one pass for a listing), which is left empty when there was
+  // nothing to read or changes were applied. With `may_block` false, nullopt (and nothing loaded)
+  // when loading needs more than `reads`.
+  std::optional<Status> UpdateIndex(IndexState& index, IndexReads* reads, bool may_block,
+                                    std::optional<SlotList>* listed = nullptr) {
     if (!index.loaded) {
-      Result<Bytes> loaded = ReadIndex(index, reads);
-      if (loaded.ok()) {
+      std::optional<Result<Bytes>> read = ReadIndex(index, reads, may_block);
+      if (!read) return std::nullopt;
+      std::shared_ptr<const Bytes> sidx;
+      if (read->ok()) {
+        sidx = std::make_shared<const Bytes>(std::move(*read).value());
         Status checked;
-        if (decoded != nullptr) {
-          Result<std::vector<SlotInfo>> slots = DecodeIndex(*loaded);
-          checked = slots.status();
-          if (slots.ok()) decoded->emplace(std::move(slots).value());
+        if (listed != nullptr) {
+          Result<SlotList> list = store_internal::MakeSlotList(sidx);
+          checked = list.status();
+          if (list.ok()) listed->emplace(std::move(list).value());
         } else {
-          checked = store_internal::CheckSlotIndex(*loaded);
+          checked = store_internal::CheckSlotIndex(*sidx);
         }
-        if (!checked.ok()) loaded = checked;
+        if (!checked.ok()) sidx.reset();
       }
-      if (!loaded.ok()) {
-        ROLLY_ASSIGN_OR_RETURN(const auto slots, RebuildIndex());
-        Bytes sidx;
-        store_internal::EncodeSlotIndex(Listed(slots), &sidx);
-        loaded = std::move(sidx);
+      if (!sidx) {
+        if (!may_block) return std::nullopt;  // a rebuild lists and reads the backend
+        Result<std::map<std::string, SlotInfo>> slots = RebuildIndex();
+        if (!slots.ok()) return slots.status();
+        Bytes rebuilt;
+        store_internal::EncodeSlotIndex(Listed(*slots), &rebuilt);
+        sidx = std::make_shared<const Bytes>(std::move(rebuilt));
       }
-      index.sidx = std::move(loaded).value();
+      index.sidx = std::move(sidx);
       index.loaded = true;
     }
     std::map<std::string, std::optional<SlotInfo>> changes;
@@ -732,25 +734,29 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
       changes.swap(index_changes_);
     }
     if (changes.empty()) return OkStatus();
-    if (decoded != nullptr) decoded->reset();
+    if (listed != nullptr) listed->reset();
     Bytes merged;
     // Invariant: index.sidx was checked when read, or made by this code.
-    const Status s = store_internal::MergeSlotIndex(index.sidx, changes, &merged);
+    const Status s = store_internal::MergeSlotIndex(*index.sidx, changes, &merged);
     assert(s.ok());
     if (!s.ok()) return s;
-    index.sidx = std::move(merged);
+    index.sidx = std::make_shared<const Bytes>(std::move(merged));
     return OkStatus();
   }
 
   // Reads both index copies (side by side, one hand-off; or takes `reads`, both already read) and
   // returns the SIDX bytes of the newest valid one, entries not yet checked. The copies' headers
   // say which is newest; only that one is checked whole (and the other if it fails), which picks
-  // the same copy as checking both and writes to the same one.
-  Result<Bytes> ReadIndex(IndexState& index, IndexReads* reads = nullptr) {
-    ROLLY_ASSIGN_OR_RETURN(const FileName a, FileName::ForIndex(options_.prefix, Copy::kA));
+  // the same copy as checking both and writes to the same one. With `may_block` false, nullopt
+  // when another read is needed.
+  std::optional<Result<Bytes>> ReadIndex(IndexState& index, IndexReads* reads, bool may_block) {
+    const Result<FileName> index_a = FileName::ForIndex(options_.prefix, Copy::kA);
+    if (!index_a.ok()) return Result<Bytes>(index_a.status());
+    const FileName a = *index_a;
     const FileName names[2] = {a, a.Other()};
     IndexReads read_here;
     if (reads == nullptr) {
+      assert(may_block);
       ReadBothNow(a, a.Other(), read_here.bytes);
       reads = &read_here;
     }
@@ -758,6 +764,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     // A copy read only in part, whose header goes on past what was read, is read whole.
     for (int i = 0; i < 2; ++i) {
       if (!reads->whole[i] && (*bytes[i]).ok() && NeedsMoreThan(**bytes[i])) {
+        if (!may_block) return std::nullopt;
         bytes[i].emplace(ReadNow(backend_, names[i]));
         reads->whole[i] = true;
       }
@@ -771,6 +778,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
       if (!newest) break;
       const int n = static_cast<int>(*newest);
       if (!reads->whole[n]) {
+        if (!may_block) return std::nullopt;
         bytes[n].emplace(ReadNow(backend_, names[n]));
         reads->whole[n] = true;
       }
@@ -780,14 +788,14 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
       if (file.ok()) {
         for (format::Chunk& chunk : file->chunks) {
           if (chunk.id() != format::kSlotIndexChunk) continue;
-          return chunk.TakeData();  // its entries are checked by the caller
+          return Result<Bytes>(chunk.TakeData());  // its entries are checked by the caller
         }
-        return DamagedError("slot index: no SIDX chunk");
+        return Result<Bytes>(DamagedError("slot index: no SIDX chunk"));
       }
       known.Of(*newest).state = StateOf(why);
       known.Of(*newest).why = why;
     }
-    return NoCopyStatus(known);
+    return Result<Bytes>(NoCopyStatus(known));
   }
 
   // What an index copy's prelude and header say of it (the rest is checked when it is read).
@@ -903,8 +911,9 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     return out;
   }
 
-  // Writes the index with the changes noted so far, at the index queue's turn (worker only). The
-  // backend's completion records the copy written, replies and ends the turn.
+  // Writes the index with the changes noted so far, at the index queue's turn (on a worker, or on
+  // any thread when IndexWriteIsQuick). The backend's completion records the copy written,
+  // replies and ends the turn.
   void StartIndexWrite(FileQueue::Finished finished) {
     {
       std::lock_guard lock(mutex_);
@@ -940,7 +949,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     ROLLY_ASSIGN_OR_RETURN(const FileName a, FileName::ForIndex(options_.prefix, Copy::kA));
     IndexState& index = Index();
     std::lock_guard index_lock(index.mutex);
-    ROLLY_RETURN_IF_ERROR(UpdateIndex(index));
+    ROLLY_RETURN_IF_ERROR(*UpdateIndex(index, nullptr, true));
     Copies& known = index.copies;
     if (!known.known) {
       known.known = true;
@@ -951,7 +960,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     file.header.kind = static_cast<std::uint32_t>(format::SaveKind::kIndex);
     const std::optional<Copy> newest = known.Newest();
     file.header.sequence = newest ? known.Of(*newest).sequence + 1 : 1;
-    file.chunks.emplace_back(format::kSlotIndexChunk, "", Bytes(index.sidx));
+    file.chunks.emplace_back(format::kSlotIndexChunk, "", Bytes(*index.sidx));
     // Stored, never compressed: a listing then reads it without decompressing anything.
     format::WriteOptions write = options_.write;
     write.compress = false;
@@ -978,6 +987,26 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
   std::map<std::string, std::optional<SlotInfo>> index_changes_;
   bool index_write_queued_ = false;
 };
+
+SlotInfo::SlotInfo(const SlotView& view)
+    : slot(view.slot),
+      title(view.title),
+      save_time_us(view.save_time_us),
+      sequence(view.sequence),
+      kind(view.kind),
+      game_data_version(view.game_data_version),
+      metadata(view.metadata.begin(), view.metadata.end()),
+      size(view.size),
+      copy(view.copy),
+      state_a(view.state_a),
+      state_b(view.state_b),
+      recovered(view.recovered) {}
+
+const SlotView* SlotList::Find(std::string_view slot) const {
+  const auto before = [](const SlotView& s, std::string_view name) { return s.slot < name; };
+  const auto it = std::lower_bound(slots_.begin(), slots_.end(), slot, before);
+  return it != slots_.end() && it->slot == slot ? &*it : nullptr;
+}
 
 Store::Store(Backend& backend, WorkerPool& workers, Mailbox& mailbox, StoreOptions options)
     : impl_(std::make_shared<Impl>(backend, workers, mailbox, std::move(options))) {}
@@ -1092,19 +1121,34 @@ void Store::ListSlots(ListCallback done) {
   impl_->Begin();
   Result<FileName> index = FileName::ForIndex(impl_->options().prefix, Copy::kA);
   if (!index.ok()) {
-    impl_->Refuse(std::move(done), Result<std::vector<SlotInfo>>(index.status()));
+    impl_->Refuse(std::move(done), Result<SlotList>(index.status()));
     return;
   }
   auto self = impl_;
-  self->QueueOf(index->base())->Enqueue([self, done](FileQueue::Finished finished) {
-    self->StartList(done, std::move(finished));
+  const std::thread::id asker = std::this_thread::get_id();
+  self->QueueOf(index->base())->Enqueue([self, done, asker](FileQueue::Finished finished) {
+    self->StartList(done, asker, std::move(finished));
   });
 }
 
 Status Store::Flush(Mailbox::Clock::time_point deadline) {
   Impl& impl = *impl_;
-  if (impl.mailbox_.DrainUntil([&impl] { return impl.pending() == 0; }, deadline)) {
-    return OkStatus();
+  Mailbox& mailbox = impl.mailbox_;
+  for (;;) {
+    mailbox.Drain();
+    const std::size_t left = impl.pending();
+    if (left == 0) return OkStatus();
+    const Mailbox::Clock::time_point now = Mailbox::Clock::now();
+    if (now >= deadline) break;
+    // Poll a moment before sleeping: a sleeping thread can take tens of microseconds to wake (an
+    // idle CPU of a virtual machine took ~40), and what a flush waits for often comes in quick
+    // succession (a save's reply, then its index write's).
+    const Mailbox::Clock::time_point poll_end = std::min(deadline, now + kFlushPoll);
+    while (mailbox.pending() == 0 && Mailbox::Clock::now() < poll_end) std::this_thread::yield();
+    if (mailbox.pending() > 0) continue;
+    // Asleep until one of this store's operations has called back (or the deadline), then poll
+    // again.
+    mailbox.DrainUntil([&impl, left] { return impl.pending() < left; }, deadline);
   }
   return BusyError(fmt::format("{} operations still running at the flush's deadline",
                                impl.pending()));

@@ -21,8 +21,10 @@
 //
 // The slot index. Each prefix keeps a small index file (itself in two copies) with every slot's
 // header fields, written through the same queues after each save and delete, so a slot list never
-// reads whole saves. A missing or damaged index is rebuilt from the saves' headers. The index may
-// lag one save behind a crash; loads never trust it, only the copies themselves.
+// reads whole saves. A missing or damaged index is rebuilt from the saves' headers. The index is a
+// cache, written without fsync: after a crash it may lag the last save, and after a power cut the
+// saves of the last moments (docs/storage.md says how far); loads never trust it, only the copies
+// themselves.
 //
 // Thread rules: construct, call and destroy a Store on the game thread. The backend, the worker
 // pool and the mailbox outlive it. Destroying a Store with operations running waits for them
@@ -38,6 +40,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "rolly/core/mailbox.h"
@@ -46,6 +49,10 @@
 #include "rolly/format/file.h"
 #include "rolly/store/backend.h"
 #include "rolly/store/file_name.h"
+
+namespace rolly::store_internal {
+struct SlotListAccess;
+}  // namespace rolly::store_internal
 
 namespace rolly::store {
 
@@ -90,15 +97,18 @@ struct LoadResult {
   Status other_status;
 };
 
-// One slot as the index lists it.
-struct SlotInfo {
-  std::string slot;
-  std::string title;
+// One slot as a listing found it. The strings and the metadata view the bytes of the SlotList
+// the entry came from: they stay valid, unchanged, for as long as that list or any copy of it
+// lives (copies share the bytes), and dangle once the last one is gone. To keep an entry longer,
+// or to change it, copy it into a SlotInfo.
+struct SlotView {
+  std::string_view slot;
+  std::string_view title;
   std::int64_t save_time_us = 0;
   std::uint64_t sequence = 0;
   std::uint32_t kind = 0;
   std::uint32_t game_data_version = 0;
-  Bytes metadata;
+  ByteView metadata;
   // Size of the copy a load would take.
   std::uint64_t size = 0;
   // The copy a load would take, and the state of each copy as last seen.
@@ -109,11 +119,74 @@ struct SlotInfo {
   bool recovered = false;
 };
 
+// One slot with its own copies of the strings and metadata: a SlotView kept past its list, or
+// changed (the fields mean the same).
+struct SlotInfo {
+  SlotInfo() = default;
+  explicit SlotInfo(const SlotView& view);
+
+  std::string slot;
+  std::string title;
+  std::int64_t save_time_us = 0;
+  std::uint64_t sequence = 0;
+  std::uint32_t kind = 0;
+  std::uint32_t game_data_version = 0;
+  Bytes metadata;
+  std::uint64_t size = 0;
+  Copy copy = Copy::kA;
+  CopyState state_a = CopyState::kMissing;
+  CopyState state_b = CopyState::kMissing;
+  bool recovered = false;
+};
+
+// The slots of one prefix as ListSlots found them, sorted by name (byte order), names unique.
+//
+// Ownership: the list holds the slot index's bytes in one read-only buffer and one array of
+// SlotViews into it; nothing is allocated per slot. Copies share the buffer (a copy allocates
+// only its array of views; a move allocates nothing), so the strings a SlotView holds stay valid
+// while any copy of the list lives. A reference or iterator into a list lives as long as that
+// list. A default-made or moved-from list is empty.
+//
+// Threads: a list never changes after ListSlots made it, so any thread may read it, and several
+// may at once; it can be handed to a worker to build a slot screen.
+class SlotList {
+ public:
+  using const_iterator = std::vector<SlotView>::const_iterator;
+
+  SlotList() = default;
+  SlotList(const SlotList&) = default;
+  SlotList& operator=(const SlotList&) = default;
+  SlotList(SlotList&& other) noexcept
+      : bytes_(std::move(other.bytes_)), slots_(std::exchange(other.slots_, {})) {}
+  SlotList& operator=(SlotList&& other) noexcept {
+    bytes_ = std::move(other.bytes_);
+    slots_ = std::exchange(other.slots_, {});
+    return *this;
+  }
+
+  std::size_t size() const { return slots_.size(); }
+  bool empty() const { return slots_.empty(); }
+  // The i-th slot by name; i must be below size().
+  const SlotView& operator[](std::size_t i) const { return slots_[i]; }
+  const_iterator begin() const { return slots_.begin(); }
+  const_iterator end() const { return slots_.end(); }
+
+  // The slot named exactly `slot`, or nullptr (a binary search).
+  const SlotView* Find(std::string_view slot) const;
+
+ private:
+  friend struct ::rolly::store_internal::SlotListAccess;
+
+  // What every view of slots_ points into; shared with copies, never written.
+  std::shared_ptr<const Bytes> bytes_;
+  std::vector<SlotView> slots_;
+};
+
 class Store {
  public:
   using SaveCallback = std::function<void(Result<SaveInfo>)>;
   using LoadCallback = std::function<void(Result<LoadResult>)>;
-  using ListCallback = std::function<void(Result<std::vector<SlotInfo>>)>;
+  using ListCallback = std::function<void(Result<SlotList>)>;
   using HeaderCallback = std::function<void(Result<format::Header>)>;
 
   Store(Backend& backend, WorkerPool& workers, Mailbox& mailbox, StoreOptions options = {});
@@ -158,12 +231,19 @@ class Store {
   // Every slot of this store's prefix, sorted by name, from the slot index (rebuilt from the saves'
   // headers when missing or damaged, listing the backend), as of the saves and deletes that have
   // finished: the list runs on the index's own queue, not after saves still running on their
-  // slots'. StorageFailed or SignedOut when the index cannot be read nor rebuilt.
+  // slots'. `done` gets a SlotList that owns its bytes (see SlotList: the views in it live as long
+  // as the list), or StorageFailed or SignedOut when the index can be neither read nor rebuilt.
+  // The index is read and checked on the backend's thread when it answers on a thread other than
+  // the caller's and the index is small (at most kQuickIndexBytes), else on a worker.
   void ListSlots(ListCallback done);
 
   // Runs the mailbox until every operation asked before the call has called back, or `deadline`
   // passes. Ok when everything finished; Busy naming how many are still running otherwise. For a
-  // game that is quitting (kQuitFlush) or going to the background (kBackgroundFlush).
+  // game that is quitting (kQuitFlush) or going to the background (kBackgroundFlush). Each time
+  // it has run everything that arrived, it polls the mailbox for up to kFlushPoll before it
+  // sleeps: a sleeping thread can take tens of microseconds to wake, and the callbacks a flush
+  // waits for often come close together. So a flush keeps its thread busy for up to that long
+  // per callback it waits for, never past `deadline`.
   Status Flush(Mailbox::Clock::time_point deadline);
   Status FlushFor(std::chrono::milliseconds budget) {
     return Flush(Mailbox::Clock::now() + budget);
@@ -176,6 +256,13 @@ class Store {
 
   static constexpr std::chrono::milliseconds kQuitFlush{10000};
   static constexpr std::chrono::milliseconds kBackgroundFlush{3000};
+  // How long Flush polls before it sleeps, each time it has run everything that arrived.
+  static constexpr std::chrono::microseconds kFlushPoll{100};
+  // The largest slot index a listing checks on the backend's own thread, and that an index write
+  // lays out there after a save (some 3,000 slots with a title and a hundred bytes of metadata
+  // each): quicker than waking a worker, and short enough not to hold up the backend's other
+  // work. A larger one goes to a worker.
+  static constexpr std::size_t kQuickIndexBytes = 512 * 1024;
 
   class Impl;
 

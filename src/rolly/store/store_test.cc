@@ -161,8 +161,8 @@ class StoreTest : public ::testing::Test {
       store.CopySlot(from, to, std::move(done));
     });
   }
-  Result<std::vector<SlotInfo>> List(Store& store) {
-    return Run<Result<std::vector<SlotInfo>>>(
+  Result<SlotList> List(Store& store) {
+    return Run<Result<SlotList>>(
         store, [&](Store::ListCallback done) { store.ListSlots(std::move(done)); });
   }
 
@@ -389,12 +389,12 @@ TEST_F(StoreTest, DeleteRemovesBothCopiesAndTheIndexEntry) {
   EXPECT_FALSE(backend.Peek(SlotFile("x", Copy::kA)).has_value());
   EXPECT_FALSE(backend.Peek(SlotFile("x", Copy::kB)).has_value());
   EXPECT_THAT(Load(store, "x"), StatusIs(StatusCode::kNotFound));
-  ASSERT_OK_AND_ASSIGN(const std::vector<SlotInfo> slots, List(store));
+  ASSERT_OK_AND_ASSIGN(const SlotList slots, List(store));
   ASSERT_EQ(slots.size(), 1u);
   EXPECT_EQ(slots[0].slot, "y");
   // The index on the backend says so too.
   Store fresh(backend, workers_, mailbox_);
-  ASSERT_OK_AND_ASSIGN(const std::vector<SlotInfo> listed, List(fresh));
+  ASSERT_OK_AND_ASSIGN(const SlotList listed, List(fresh));
   ASSERT_EQ(listed.size(), 1u);
   EXPECT_EQ(listed[0].slot, "y");
 
@@ -531,7 +531,7 @@ TEST_F(StoreTest, DeleteAndListStatuses) {
         backend.Add(FaultRule::Fail(StorageFailedError("io")).On(Op::kDelete).FromThenOn());
     EXPECT_THAT(Delete(store, "s"), StatusIs(StatusCode::kStorageFailed));
     backend.Remove(rule);
-    ASSERT_OK_AND_ASSIGN(const std::vector<SlotInfo> slots, List(store));
+    ASSERT_OK_AND_ASSIGN(const SlotList slots, List(store));
     ASSERT_EQ(slots.size(), 1u);
   }
   // A new store that can neither read the index nor list the saves.
@@ -727,9 +727,9 @@ TEST_F(StoreTest, RequestsFromManyThreadsRunInOrderPerSlotAndLoseNothing) {
     }
   }
   // The index agrees once everything ran.
-  ASSERT_OK_AND_ASSIGN(const std::vector<SlotInfo> slots, List(store));
+  ASSERT_OK_AND_ASSIGN(const SlotList slots, List(store));
   std::vector<std::string> listed, expected;
-  for (const SlotInfo& info : slots) listed.push_back(info.slot);
+  for (const SlotView& info : slots) listed.emplace_back(info.slot);
   for (int s = 0; s < kSlots; ++s) {
     if (model[s].title) expected.push_back(slot_name(s));
   }
@@ -754,7 +754,7 @@ TEST_F(StoreTest, TwoStoresOverOneBackendNeverLoseALaterSave) {
   ASSERT_OK(Save(second, "other", MakeFile("o")).status());
   ASSERT_OK(Save(first, "third", MakeFile("t")).status());
   Store fresh(backend, workers_, mailbox_);
-  ASSERT_OK_AND_ASSIGN(const std::vector<SlotInfo> slots, List(fresh));
+  ASSERT_OK_AND_ASSIGN(const SlotList slots, List(fresh));
   ASSERT_EQ(slots.size(), 3u);
   EXPECT_EQ(slots[0].slot, "other");
   EXPECT_EQ(slots[1].slot, "s");
@@ -820,7 +820,7 @@ TEST_F(StoreTest, ListSlotsListsEverySlotFromTheIndexWithoutReadingSaves) {
   const int slot_reads = backend.slot_reads();
   const int index_reads = backend.index_reads();
   Store store(backend, workers_, mailbox_);
-  ASSERT_OK_AND_ASSIGN(const std::vector<SlotInfo> slots, List(store));
+  ASSERT_OK_AND_ASSIGN(const SlotList slots, List(store));
   EXPECT_EQ(backend.slot_reads(), slot_reads);  // no save read
   EXPECT_GT(backend.index_reads(), index_reads);
   ASSERT_EQ(slots.size(), 3u);
@@ -846,17 +846,92 @@ TEST_F(StoreTest, ListSlotsListsEverySlotFromTheIndexWithoutReadingSaves) {
   EXPECT_EQ(backend.slot_reads() + backend.index_reads(), reads);
 }
 
+TEST_F(StoreTest, SlotListOwnsItsBytesAndItsCopiesShareThem) {
+  MemoryBackend backend;
+  std::optional<SlotList> kept;
+  {
+    Store store(backend, workers_, mailbox_);
+    format::File file = MakeFile("Chapter 2", 400, 7);
+    file.header.metadata = Payload(96, 8);
+    file.header.kind = static_cast<std::uint32_t>(format::SaveKind::kAutosave);
+    file.header.game_data_version = 12;
+    ASSERT_OK(Save(store, "b", std::move(file)).status());
+    ASSERT_OK(Save(store, "a", MakeFile("Chapter 1")).status());
+    ASSERT_OK(Save(store, "c", MakeFile("Chapter 3")).status());
+    ASSERT_OK_AND_ASSIGN(SlotList listed, List(store));
+    kept.emplace(std::move(listed));
+  }
+  // The store is gone: the list holds its own bytes.
+  const SlotList& list = *kept;
+  ASSERT_EQ(list.size(), 3u);
+  EXPECT_FALSE(list.empty());
+  const SlotView* b = list.Find("b");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b, &list[1]);
+  EXPECT_EQ(b->title, "Chapter 2");
+  EXPECT_EQ(Bytes(b->metadata.begin(), b->metadata.end()), Payload(96, 8));
+  EXPECT_EQ(b->kind, static_cast<std::uint32_t>(format::SaveKind::kAutosave));
+  EXPECT_EQ(b->game_data_version, 12u);
+  EXPECT_EQ(list.Find("absent"), nullptr);
+  EXPECT_EQ(list.Find(""), nullptr);
+  EXPECT_EQ(list.Find("bb"), nullptr);
+
+  // A copy views the same bytes; the views stay valid once the original is gone.
+  SlotList copy = list;
+  EXPECT_EQ(copy[1].title.data(), list[1].title.data());
+  kept.reset();
+  std::vector<std::string> names;
+  for (const SlotView& s : copy) names.emplace_back(s.slot);
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(copy[1].title, "Chapter 2");
+
+  // An owned copy of one entry.
+  const SlotInfo info(copy[1]);
+  EXPECT_EQ(info.slot, "b");
+  EXPECT_EQ(info.title, "Chapter 2");
+  EXPECT_EQ(info.metadata, Payload(96, 8));
+  EXPECT_EQ(info.sequence, copy[1].sequence);
+  EXPECT_EQ(info.size, copy[1].size);
+  EXPECT_EQ(info.copy, copy[1].copy);
+
+  // Moved from: empty.
+  SlotList moved = std::move(copy);
+  EXPECT_EQ(moved.size(), 3u);
+  EXPECT_TRUE(copy.empty());  // NOLINT(bugprone-use-after-move): a moved-from list is empty
+  EXPECT_TRUE(SlotList().empty());
+}
+
+TEST_F(StoreTest, AListIsNotChangedByLaterSavesAndDeletes) {
+  MemoryBackend backend;
+  Store store(backend, workers_, mailbox_);
+  ASSERT_OK(Save(store, "a", MakeFile("A 1")).status());
+  ASSERT_OK(Save(store, "b", MakeFile("B 1")).status());
+  ASSERT_OK_AND_ASSIGN(const SlotList before, List(store));
+  ASSERT_OK(Save(store, "a", MakeFile("A 2 with a longer title")).status());
+  ASSERT_OK(Delete(store, "b"));
+  ASSERT_OK(Save(store, "c", MakeFile("C 1")).status());
+  ASSERT_OK_AND_ASSIGN(const SlotList after, List(store));
+  ASSERT_EQ(before.size(), 2u);
+  EXPECT_EQ(before[0].title, "A 1");
+  EXPECT_EQ(before[0].sequence, 1u);
+  EXPECT_EQ(before[1].slot, "b");
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(after[0].title, "A 2 with a longer title");
+  EXPECT_EQ(after[0].sequence, 2u);
+  EXPECT_EQ(after[1].slot, "c");
+}
+
 // The index as a fresh store lists it, and the slots as the saves say.
 std::vector<std::tuple<std::string, std::string, std::uint64_t, std::uint64_t, Copy>> Summary(
-    const std::vector<SlotInfo>& slots) {
+    const SlotList& slots) {
   std::vector<std::tuple<std::string, std::string, std::uint64_t, std::uint64_t, Copy>> out;
-  for (const SlotInfo& s : slots) out.emplace_back(s.slot, s.title, s.sequence, s.size, s.copy);
+  for (const SlotView& s : slots) out.emplace_back(s.slot, s.title, s.sequence, s.size, s.copy);
   return out;
 }
 
 TEST_F(StoreTest, MissingOrDamagedIndexIsRebuiltFromTheHeaders) {
   MemoryBackend backend;
-  std::vector<SlotInfo> original;
+  SlotList original;
   {
     Store store(backend, workers_, mailbox_);
     for (int i = 0; i < 5; ++i) {
@@ -878,7 +953,7 @@ TEST_F(StoreTest, MissingOrDamagedIndexIsRebuiltFromTheHeaders) {
     const Bytes good = *backend.Peek(IndexFile(c));
     backend.Poke(IndexFile(c), Flipped(good, good.size() - 3));
     Store store(backend, workers_, mailbox_);
-    ASSERT_OK_AND_ASSIGN(const std::vector<SlotInfo> listed, List(store));
+    ASSERT_OK_AND_ASSIGN(const SlotList listed, List(store));
     ASSERT_EQ(listed.size(), 3u);
     // The newest damaged copy may leave the other, one write behind: titles may lag, slots not.
     for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(listed[i].slot, original[i].slot);
@@ -889,7 +964,7 @@ TEST_F(StoreTest, MissingOrDamagedIndexIsRebuiltFromTheHeaders) {
   ASSERT_OK(DeleteNow(backend, IndexFile(Copy::kB)));
   {
     Store store(backend, workers_, mailbox_);
-    ASSERT_OK_AND_ASSIGN(const std::vector<SlotInfo> rebuilt, List(store));
+    ASSERT_OK_AND_ASSIGN(const SlotList rebuilt, List(store));
     EXPECT_EQ(Summary(rebuilt), Summary(original));
   }
   // Both damaged: rebuilt exactly too.
@@ -903,7 +978,7 @@ TEST_F(StoreTest, MissingOrDamagedIndexIsRebuiltFromTheHeaders) {
     backend.Poke(IndexFile(c), Flipped(*backend.Peek(IndexFile(c)), 70));
   }
   Store store(backend, workers_, mailbox_);
-  ASSERT_OK_AND_ASSIGN(const std::vector<SlotInfo> rebuilt, List(store));
+  ASSERT_OK_AND_ASSIGN(const SlotList rebuilt, List(store));
   EXPECT_EQ(Summary(rebuilt), Summary(original));
 }
 
@@ -916,7 +991,7 @@ TEST_F(StoreTest, StoreWithoutIndexWritesNothingAtAll) {
     EXPECT_THAT(LoadCopy(store, "s", Copy::kA), StatusIs(StatusCode::kNotFound));
     EXPECT_THAT(Load(store, "s"), StatusIs(StatusCode::kNotFound));
     EXPECT_THAT(NewestHeader(store, "s"), StatusIs(StatusCode::kNotFound));
-    ASSERT_OK_AND_ASSIGN(const std::vector<SlotInfo> none, List(store));
+    ASSERT_OK_AND_ASSIGN(const SlotList none, List(store));
     EXPECT_TRUE(none.empty());
   }
   EXPECT_EQ(backend.used(), 0u);
@@ -933,7 +1008,7 @@ TEST_F(StoreTest, StoreWithoutIndexWritesNothingAtAll) {
   ASSERT_OK(DeleteNow(backend, IndexFile(Copy::kB)));
   const auto before = Snapshot(backend);
   Store store(backend, workers_, mailbox_, options);
-  ASSERT_OK_AND_ASSIGN(const std::vector<SlotInfo> listed, List(store));
+  ASSERT_OK_AND_ASSIGN(const SlotList listed, List(store));
   ASSERT_EQ(listed.size(), 2u);
   EXPECT_EQ(listed[0].title, "One");
   EXPECT_EQ(listed[1].title, "Two");
@@ -957,7 +1032,7 @@ TEST_F(StoreTest, DestroyingAStoreWaitsForItsOperationsAndRunsNoCallbackAfterwar
       store.Load("s0", [&](Result<LoadResult>) { ++called; });
     }
     store.Delete("s1", [&](Status) { ++called; });
-    store.ListSlots([&](Result<std::vector<SlotInfo>>) { ++called; });
+    store.ListSlots([&](Result<SlotList>) { ++called; });
   }
   // Every operation finished its work before the destructor returned. (The backend counts an
   // operation until its callback returns, on the backend's own thread, which may be a moment after

@@ -2,8 +2,8 @@
 // in one form with every count and length bounded. Internal to the store layer.
 //
 // The store keeps an index as its SIDX bytes (one buffer, no allocation per slot): it checks them
-// once when read, merges each batch of changes into new bytes (MergeSlotIndex), and decodes them
-// into SlotInfos only for a listing (DecodeSlotIndex).
+// once when read, merges each batch of changes into new bytes (MergeSlotIndex), and hands a
+// listing views into them (MakeSlotList).
 //
 // Thread rules: pure functions.
 
@@ -12,9 +12,11 @@
 
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "rolly/core/bytes.h"
@@ -26,46 +28,37 @@ namespace rolly::store_internal {
 // The most slots one index lists.
 inline constexpr std::size_t kMaxIndexedSlots = 65536;
 
-// One entry as it lies in SIDX bytes: views into them, nothing allocated.
-struct SlotIndexEntry {
-  std::string_view slot;
-  std::string_view title;
-  std::int64_t save_time_us = 0;
-  std::uint64_t sequence = 0;
-  std::uint32_t kind = 0;
-  std::uint32_t game_data_version = 0;
-  ByteView metadata;
-  std::uint64_t size = 0;
-  store::Copy copy = store::Copy::kA;
-  store::CopyState state_a = store::CopyState::kMissing;
-  store::CopyState state_b = store::CopyState::kMissing;
-  bool recovered = false;
-  ByteView encoded;  // the whole entry
-};
-
 // Appends the entries, which are sorted by slot name with names unique.
 void EncodeSlotIndex(const std::vector<store::SlotInfo>& slots, Bytes* out);
 
-// Decodes SIDX bytes; Damaged ("slot index: ...") when they are not in the one form.
-Result<std::vector<store::SlotInfo>> DecodeSlotIndex(ByteView bytes);
+// Checks SIDX bytes and lists their entries as views into `bytes` in `out` (replacing what it
+// held): Ok, or Damaged ("slot index: ...") when they are not in the one form.
+Status ScanSlotIndex(ByteView bytes, std::vector<store::SlotView>* out);
 
-// Checks SIDX bytes as DecodeSlotIndex does and lists their entries (views into `bytes`) in
-// `entries`: Ok or the same Damaged. With ToSlotInfo, a decode split across threads.
-Status ScanSlotIndex(ByteView bytes, std::vector<SlotIndexEntry>* entries);
-
-// The SlotInfo of an entry (its own copies of the strings and metadata).
-store::SlotInfo ToSlotInfo(const SlotIndexEntry& entry);
-
-// Checks SIDX bytes as DecodeSlotIndex does, allocating nothing: Ok or the same Damaged.
+// Checks SIDX bytes as ScanSlotIndex does, allocating nothing: Ok or the same Damaged.
 Status CheckSlotIndex(ByteView bytes);
+
+// A SlotList over `sidx` (not null), which it shares: checked as ScanSlotIndex checks.
+Result<store::SlotList> MakeSlotList(std::shared_ptr<const Bytes> sidx);
 
 // Writes to `out` (replacing its content) the SIDX bytes of `bytes` with `changes` applied: a slot
 // mapped to an entry gets it (added or replaced), a slot mapped to nullopt is removed (nothing
-// when absent). Entries not changed are copied as they are. Damaged as DecodeSlotIndex when
+// when absent). Entries not changed are copied as they are. Damaged as ScanSlotIndex when
 // `bytes` are not in the one form.
 Status MergeSlotIndex(ByteView bytes,
                       const std::map<std::string, std::optional<store::SlotInfo>>& changes,
                       Bytes* out);
+
+// The one way into a SlotList's members, for MakeSlotList.
+struct SlotListAccess {
+  static store::SlotList Make(std::shared_ptr<const Bytes> bytes,
+                              std::vector<store::SlotView> slots) {
+    store::SlotList list;
+    list.bytes_ = std::move(bytes);
+    list.slots_ = std::move(slots);
+    return list;
+  }
+};
 
 }  // namespace rolly::store_internal
 
