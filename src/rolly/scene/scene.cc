@@ -494,10 +494,10 @@ void Scene::ListGlobals(std::vector<world::GlobalView>* out) {
   add("LevelScript", registry_.FindClass<LevelScript>(), world_->level_script.get());
 }
 
-void Scene::ListActors(Name level, std::vector<world::ActorView>* out) {
+void Scene::VisitActors(Name level, const std::function<void(const world::ActorView&)>& visit) {
   if (!world_) return;
   for (const auto& [seq, a] : world_->actors)
-    if (a->level == level) out->push_back(ViewOf(*a));
+    if (a->level == level) visit(ViewOf(*a));
 }
 
 void Scene::ListComponents(const world::ActorView& actor, std::vector<world::ComponentView>* out) {

@@ -101,7 +101,8 @@ class Scene : public world::Host {
   std::string CurrentMap() const override;
   std::vector<Name> Levels() const override;
   void ListGlobals(std::vector<world::GlobalView>* out) override;
-  void ListActors(Name level, std::vector<world::ActorView>* out) override;
+  void VisitActors(Name level,
+                   const std::function<void(const world::ActorView&)>& visit) override;
   void ListComponents(const world::ActorView& actor,
                       std::vector<world::ComponentView>* out) override;
   void ListPlayers(std::vector<world::PlayerView>* out) override;

@@ -241,8 +241,6 @@ WorldCapture::WorldCapture(World& world)
 
 WorldCapture::~WorldCapture() = default;
 
-std::size_t WorldCapture::total() const { return subjects_.size(); }
-
 void WorldCapture::Gather() {
   Host& host = world_.host();
   const World::CaptureHint& hint = world_.capture_hint_;
@@ -251,7 +249,6 @@ void WorldCapture::Gather() {
     c->id = id;
     c->key = std::move(key);
     c->writer = std::make_unique<record::ChunkWriter>(&budget_);
-    if (id == kWorldChunk) c->writer->Reserve(hint.world_chunk_bytes);
     c->capturer = std::make_unique<record::Capturer>(c->writer.get(), links_.get());
     chunks_.push_back(std::move(c));
     return chunks_.size() - 1;
@@ -300,27 +297,34 @@ void WorldCapture::Gather() {
     section(kGlobalSection, [&](Bytes* out) { AppendGlobal({true, name.str()}, out); });
   }
 
-  // Actors of every level, by ID, each followed by its components; then tombstones.
+  // Actors of every level, in the host's order (usually the order they sit in memory, which is
+  // fastest to walk), each followed by its components; then tombstones.
   const std::size_t wrld = add_chunk(kWorldChunk, host.CurrentMap());
-  std::vector<ActorView> actors;
-  actors.reserve(hint.actors);
   std::vector<Name> levels = host.Levels();
-  for (Name level : levels) host.ListActors(level, &actors);
-  // Actors save in the order the host lists them: that is usually the order they sit in memory,
-  // and walking them so is a quarter faster than in ID order on the reference scene.
-  subjects_.reserve(std::max(hint.subjects, actors.size() + world_.placed_.size() / 16 + 64));
+  const Name persistent = levels.empty() ? Name() : levels.front();
+  subjects_.reserve(std::max<std::size_t>(hint.subjects, 64));
   section_bytes_.reserve(hint.section_bytes);
   links_->Reserve(subjects_.capacity());
+  // Every actor's ID, to find the placed actors destroyed in play; the players' own pawns, which
+  // save with their player (with the transform they have now).
+  std::vector<Guid> ids;
+  ids.reserve(hint.actors);
+  std::vector<PlayerView> players;
+  host.ListPlayers(&players);
+  std::vector<std::pair<const void*, reflect::Transformd>> pawns;
   std::vector<ComponentView> components;
-  const Name persistent = levels.empty() ? Name() : levels.front();
-  for (const ActorView& a : actors) {
-    if (a.player_pawn || a.saving == Saving::kNever || !a.object) continue;
+  auto visit = [&](const ActorView& a) {
+    ids.push_back(a.id);
+    for (const PlayerView& p : players) {
+      if (p.pawn && p.pawn.ptr == a.object.ptr) pawns.emplace_back(a.object.ptr, a.transform);
+    }
+    if (a.player_pawn || a.saving == Saving::kNever || !a.object) return;
     components.clear();
     host.ListComponents(a, &components);
     std::erase_if(components, [](const ComponentView& c) {
       return !c.object || !HasState(*c.object.cls);
     });
-    if (a.saving != Saving::kAlways && !HasState(*a.object.cls) && components.empty()) continue;
+    if (a.saving != Saving::kAlways && !HasState(*a.object.cls) && components.empty()) return;
     ActorSection actor;
     actor.spawned = a.spawned;
     if (a.level != persistent) actor.level = a.level.view();
@@ -339,11 +343,9 @@ void WorldCapture::Gather() {
       add(wrld, RecordKind::kComponent, DeriveComponentId(a.id, c.name), c.object, Name());
       section(kComponentSection, [&](Bytes* out) { AppendComponent({a.id, c.name.str()}, out); });
     }
-  }
+  };
+  for (Name level : levels) host.VisitActors(level, visit);
   // The placed actors the map made and the world lacks now: both lists sorted by ID.
-  std::vector<Guid> ids;
-  ids.reserve(actors.size());
-  for (const ActorView& a : actors) ids.push_back(a.id);
   std::sort(ids.begin(), ids.end());
   auto live = ids.begin();
   for (const auto& [id, placed] : world_.placed_) {
@@ -355,10 +357,10 @@ void WorldCapture::Gather() {
     add(wrld, RecordKind::kActor, id, Object{}, placed.first);
     section(kActorSection, [&](Bytes* out) { AppendActor(actor, out); });
   }
+  world_.capture_hint_.actors = ids.size();
+  ids = std::vector<Guid>();
 
   // Local players, a chunk each.
-  std::vector<PlayerView> players;
-  host.ListPlayers(&players);
   for (const PlayerView& p : players) {
     const auto index = static_cast<std::uint32_t>(p.index);
     const std::size_t plyr = add_chunk(kPlayerChunk, PlayerChunkKey(index));
@@ -370,16 +372,18 @@ void WorldCapture::Gather() {
       add(plyr, RecordKind::kPlayer, DerivePlayerId(index, part), object, Name());
       section(kPlayerSection, [&](Bytes* out) { AppendPlayer({index, part}, out); });
       if (part == PlayerPart::kPawn) {
-        for (const ActorView& a : actors) {
-          if (a.object.ptr != object.ptr) continue;
+        for (const auto& [pawn, transform] : pawns) {
+          if (pawn != object.ptr) continue;
           ActorSection actor;
-          actor.transform = a.transform;
+          actor.transform = transform;
           section(kActorSection, [&](Bytes* out) { AppendActor(actor, out); });
         }
       }
     }
   }
-  world_.capture_hint_.actors = actors.size();
+  // The world chunk's room, reserved last (after the ID list went).
+  chunks_[wrld]->writer->Reserve(hint.world_chunk_bytes);
+  total_ = subjects_.size();
 }
 
 Status WorldCapture::Step() {
@@ -438,9 +442,16 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
   if (!done()) return InvalidInputError("the capture has subjects left");
   const reflect::TypeRegistry& registry = world_.registry();
   const std::shared_ptr<const LoadedGame>& held = world_.held();
+  world_.capture_hint_.subjects = subjects_.size();
+  world_.capture_hint_.section_bytes = section_bytes_.size();
   std::vector<Name> levels = world_.host().Levels();
   std::vector<WorldChunk> out;
   // Records of the held save whose objects are not there now are written back.
+  // What only the steps needed goes first, so the capture does not hold it and what Finish adds
+  // at once.
+  links_.reset();
+  section_bytes_ = Bytes();
+  step_sections_ = std::vector<Section>();
   if (held) {
     // The subjects captured, and those kept below.
     std::size_t held_records = 0;
@@ -448,6 +459,7 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
     captured_ids_ = std::make_unique<GuidSet>();
     captured_ids_->Reserve(subjects_.size() + held_records / 8);
     for (const Subject& s : subjects_) captured_ids_->Insert(s.id);
+    subjects_ = std::vector<Subject>();
     for (const LoadedGame::Chunk& from : held->chunks()) {
       ChunkState* into = nullptr;
       for (auto& c : chunks_) {
@@ -503,8 +515,7 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
       world_.capture_hint_.world_chunk_bytes = made.back().payload.size() + made.back().payload.size() / 16;
     }
   }
-  world_.capture_hint_.subjects = subjects_.size();
-  world_.capture_hint_.section_bytes = section_bytes_.size();
+
   made.insert(made.end(), std::make_move_iterator(out.begin()), std::make_move_iterator(out.end()));
   return made;
 }
@@ -776,7 +787,6 @@ class World::Applier : public record::ObjectLinks {
   void FindPlayers(const LoadedGame::Chunk& c) {
     std::vector<PlayerView> players;
     host_.ListPlayers(&players);
-    std::vector<ActorView> pawns;
     for (std::size_t i = 0; i < c.payload.records.size(); ++i) {
       const record::Record& r = c.payload.records[i];
       const Section* s = r.Find(kPlayerSection);
@@ -805,9 +815,7 @@ class World::Applier : public record::ObjectLinks {
         // The pawn keeps its saved place; its ID is the host's.
         std::vector<Name> levels = host_.Levels();
         for (Name level : levels) {
-          pawns.clear();
-          host_.ListActors(level, &pawns);
-          for (const ActorView& v : pawns) {
+          host_.VisitActors(level, [&](const ActorView& v) {
             if (v.object.ptr == found.ptr) {
               ActorSection placed = *DecodeActor(a->bytes);
               placed.owner = v.owner;
@@ -815,7 +823,7 @@ class World::Applier : public record::ObjectLinks {
               placed.attach_socket = v.attach_socket.str();
               placements_.push_back({v.id, placed});
             }
-          }
+          });
         }
       }
     }
@@ -927,13 +935,11 @@ void World::CancelPendingApply() {
 }
 
 void World::NotePlacedActors(Name level) {
-  std::vector<ActorView> actors;
-  host_.ListActors(level, &actors);
-  for (const ActorView& a : actors) {
+  host_.VisitActors(level, [this](const ActorView& a) {
     if (!a.spawned && !a.player_pawn && a.object) {
       placed_[a.id] = {a.object.cls->name(), a.level};
     }
-  }
+  });
 }
 
 void World::OnActorsInitialized() {

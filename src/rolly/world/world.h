@@ -115,7 +115,7 @@ class WorldCapture {
   WorldCapture(const WorldCapture&) = delete;
   WorldCapture& operator=(const WorldCapture&) = delete;
 
-  std::size_t total() const;
+  std::size_t total() const { return total_; }
   std::size_t captured() const { return next_; }
   bool done() const { return next_ >= total(); }
   // Captures the next subject (running its pre-save hooks). InvalidData when the subject cannot be
@@ -146,6 +146,7 @@ class WorldCapture {
   std::vector<std::unique_ptr<ChunkState>> chunks_;
   std::unique_ptr<Links> links_;
   record::FileBudget budget_;
+  std::size_t total_ = 0;
   std::size_t next_ = 0;
   // The world sections of every subject, encoded when it was listed (Subject::sections).
   Bytes section_bytes_;
