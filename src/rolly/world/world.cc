@@ -348,13 +348,13 @@ void WorldCapture::Gather() {
   // The placed actors the map made and the world lacks now: both lists sorted by ID.
   std::sort(ids.begin(), ids.end());
   auto live = ids.begin();
-  for (const auto& [id, placed] : world_.placed_) {
-    while (live != ids.end() && *live < id) ++live;
-    if (live != ids.end() && *live == id) continue;
+  for (const World::PlacedActor& placed : world_.placed_) {
+    while (live != ids.end() && *live < placed.id) ++live;
+    if (live != ids.end() && *live == placed.id) continue;
     ActorSection actor;
     actor.destroyed = true;
-    if (placed.second != persistent) actor.level = placed.second.view();
-    add(wrld, RecordKind::kActor, id, Object{}, placed.first);
+    if (placed.level != persistent) actor.level = placed.level.view();
+    add(wrld, RecordKind::kActor, placed.id, Object{}, placed.cls);
     section(kActorSection, [&](Bytes* out) { AppendActor(actor, out); });
   }
   world_.capture_hint_.actors = ids.size();
@@ -935,11 +935,20 @@ void World::CancelPendingApply() {
 }
 
 void World::NotePlacedActors(Name level) {
+  const std::size_t before = placed_.size();
   host_.VisitActors(level, [this](const ActorView& a) {
     if (!a.spawned && !a.player_pawn && a.object) {
-      placed_[a.id] = {a.object.cls->name(), a.level};
+      placed_.push_back({a.id, a.object.cls->name(), a.level});
     }
   });
+  // Kept sorted by ID (a save walks it beside its sorted list of live IDs), one entry per ID.
+  auto by_id = [](const PlacedActor& x, const PlacedActor& y) { return x.id < y.id; };
+  std::sort(placed_.begin() + static_cast<std::ptrdiff_t>(before), placed_.end(), by_id);
+  std::inplace_merge(placed_.begin(), placed_.begin() + static_cast<std::ptrdiff_t>(before),
+                     placed_.end(), by_id);
+  placed_.erase(std::unique(placed_.begin(), placed_.end(),
+                            [](const PlacedActor& x, const PlacedActor& y) { return x.id == y.id; }),
+                placed_.end());
 }
 
 void World::OnActorsInitialized() {
@@ -972,7 +981,7 @@ void World::OnLevelAdded(Name level) {
 }
 
 void World::OnLevelRemoved(Name level) {
-  std::erase_if(placed_, [&](const auto& entry) { return entry.second.second == level; });
+  std::erase_if(placed_, [&](const PlacedActor& p) { return p.level == level; });
 }
 
 void World::OnComponentCreated(Guid actor, const ComponentView& component) {

@@ -222,8 +222,13 @@ class World : public HostEvents {
   const reflect::TypeRegistry& registry_;
   CaptureHint capture_hint_;
   std::map<Name, Object> registered_;
-  // Placed actors of the loaded levels: id -> (class name, level).
-  std::map<Guid, std::pair<Name, Name>> placed_;
+  // Placed actors of the loaded levels (ID, class name, level), sorted by ID.
+  struct PlacedActor {
+    Guid id;
+    Name cls;
+    Name level;
+  };
+  std::vector<PlacedActor> placed_;
   std::shared_ptr<const LoadedGame> held_;
   std::shared_ptr<const LoadedGame> pending_;
   std::function<void()> pending_starting_;
