@@ -1,6 +1,7 @@
 #include "rolly/record/record_codec.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -86,8 +87,16 @@ std::size_t FixedValueSize(SavedKind kind) { return FixedSize(kind); }
 bool IsKnownObjectKind(std::uint8_t kind) { return kind >= 1 && kind <= 4; }
 
 const Section* Record::Find(SectionId id) const {
+  // Four bytes compared as one word: std::array's operator== calls memcmp here, and a load asks
+  // for sections of every record several times.
+  auto word = [](const SectionId& x) {
+    std::uint32_t w;
+    std::memcpy(&w, x.data(), sizeof w);
+    return w;
+  };
+  const std::uint32_t want = word(id);
   for (const Section& s : sections) {
-    if (s.id == id) return &s;
+    if (word(s.id) == want) return &s;
   }
   return nullptr;
 }

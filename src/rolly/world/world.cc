@@ -585,6 +585,10 @@ class World::Applier : public record::ObjectLinks {
 
   Status Run() {
     const std::string map = host_.CurrentMap();
+    std::size_t records = 0;
+    for (const LoadedGame::Chunk& c : game_->chunks()) records += c.payload.records.size();
+    objects_.reserve(records);
+    targets_.reserve(records);
     // Find every record's object first; nothing changes yet.
     for (const LoadedGame::Chunk& c : game_->chunks()) {
       if (c.id == kGlobalChunk && only_level_.is_none()) FindGlobals(c);
@@ -761,10 +765,10 @@ class World::Applier : public record::ObjectLinks {
       ++report_->kept;
       return;
     }
-    std::vector<ComponentView> components;
-    host_.ListComponents(actor, &components);
+    components_.clear();
+    host_.ListComponents(actor, &components_);
     Name name(p.comp.name);
-    for (const ComponentView& v : components) {
+    for (const ComponentView& v : components_) {
       if (v.name != name) continue;
       if (!SameClass(registry_, saved, v.object.cls)) {
         Mismatch(saved, r.subject, v.object.cls);
@@ -861,6 +865,7 @@ class World::Applier : public record::ObjectLinks {
   std::vector<std::pair<Guid, ActorSection>> placements_;
   std::unordered_map<Guid, Object> objects_;
   std::map<const LoadedGame::Chunk*, std::unique_ptr<record::Applier>> appliers_;
+  std::vector<ComponentView> components_;
 };
 
 // ---------------------------------------------------------------------------------------------
