@@ -243,7 +243,9 @@ WorldCapture::~WorldCapture() = default;
 
 void WorldCapture::Gather() {
   Host& host = world_.host();
-  const World::CaptureHint& hint = world_.capture_hint_;
+  // A level's capture (only_level_) takes that level's actors alone, and sizes nothing by a save's.
+  const bool whole = only_level_.is_none();
+  const World::CaptureHint hint = whole ? world_.capture_hint_ : World::CaptureHint{};
   auto add_chunk = [&](ChunkId id, std::string key) {
     auto c = std::make_unique<ChunkState>();
     c->id = id;
@@ -285,7 +287,7 @@ void WorldCapture::Gather() {
   // Globals.
   const std::size_t glob = add_chunk(kGlobalChunk, "");
   std::vector<GlobalView> globals;
-  host.ListGlobals(&globals);
+  if (whole) host.ListGlobals(&globals);
   for (const GlobalView& g : globals) {
     if (!g.object || !HasState(*g.object.cls)) continue;
     fits(g.role.view());
@@ -293,6 +295,7 @@ void WorldCapture::Gather() {
     section(kGlobalSection, [&](Bytes* out) { AppendGlobal({false, g.role.str()}, out); });
   }
   for (const auto& [name, object] : world_.registered_) {
+    if (!whole) break;
     add(glob, RecordKind::kObject, DeriveRegisteredId(name), object, Name());
     section(kGlobalSection, [&](Bytes* out) { AppendGlobal({true, name.str()}, out); });
   }
@@ -302,6 +305,7 @@ void WorldCapture::Gather() {
   const std::size_t wrld = add_chunk(kWorldChunk, host.CurrentMap());
   std::vector<Name> levels = host.Levels();
   const Name persistent = levels.empty() ? Name() : levels.front();
+  if (!whole) levels.assign(1, only_level_);
   subjects_.reserve(std::max<std::size_t>(hint.subjects, 64));
   section_bytes_.reserve(hint.section_bytes);
   links_->Reserve(subjects_.capacity());
@@ -310,7 +314,7 @@ void WorldCapture::Gather() {
   std::vector<Guid> ids;
   ids.reserve(hint.actors);
   std::vector<PlayerView> players;
-  host.ListPlayers(&players);
+  if (whole) host.ListPlayers(&players);
   std::vector<std::pair<const void*, reflect::Transformd>> pawns;
   std::vector<ComponentView> components;
   auto visit = [&](const ActorView& a) {
@@ -349,6 +353,7 @@ void WorldCapture::Gather() {
   std::sort(ids.begin(), ids.end());
   auto live = ids.begin();
   for (const World::PlacedActor& placed : world_.placed_) {
+    if (!whole && placed.level != only_level_) continue;
     while (live != ids.end() && *live < placed.id) ++live;
     if (live != ids.end() && *live == placed.id) continue;
     ActorSection actor;
@@ -357,7 +362,7 @@ void WorldCapture::Gather() {
     add(wrld, RecordKind::kActor, placed.id, Object{}, placed.cls);
     section(kActorSection, [&](Bytes* out) { AppendActor(actor, out); });
   }
-  world_.capture_hint_.actors = ids.size();
+  if (whole) world_.capture_hint_.actors = ids.size();
   ids = std::vector<Guid>();
 
   // Local players, a chunk each.
@@ -442,8 +447,11 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
   if (!done()) return InvalidInputError("the capture has subjects left");
   const reflect::TypeRegistry& registry = world_.registry();
   const std::shared_ptr<const LoadedGame>& held = world_.held();
-  world_.capture_hint_.subjects = subjects_.size();
-  world_.capture_hint_.section_bytes = section_bytes_.size();
+  const bool whole = only_level_.is_none();
+  if (whole) {
+    world_.capture_hint_.subjects = subjects_.size();
+    world_.capture_hint_.section_bytes = section_bytes_.size();
+  }
   std::vector<Name> levels = world_.host().Levels();
   std::vector<WorldChunk> out;
   // Records of the held save whose objects are not there now are written back.
@@ -452,19 +460,26 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
   links_.reset();
   section_bytes_ = Bytes();
   step_sections_ = std::vector<Section>();
-  if (held) {
+  if (held || !world_.level_memory_.empty()) {
     // The subjects captured, and those kept below.
     std::size_t held_records = 0;
-    for (const LoadedGame::Chunk& from : held->chunks()) held_records += from.payload.records.size();
+    static const std::vector<LoadedGame::Chunk> kNoChunks;
+    const std::vector<LoadedGame::Chunk>& held_chunks = held ? held->chunks() : kNoChunks;
+    for (const LoadedGame::Chunk& from : held_chunks) held_records += from.payload.records.size();
     captured_ids_ = std::make_unique<GuidSet>();
     captured_ids_->Reserve(subjects_.size() + held_records / 8);
     for (const Subject& s : subjects_) captured_ids_->Insert(s.id);
     subjects_ = std::vector<Subject>();
-    for (const LoadedGame::Chunk& from : held->chunks()) {
+    // Level memory wins over the held save for its levels (its actors' components too).
+    GuidSet remembered_actors;
+    ROLLY_RETURN_IF_ERROR(KeepRemembered(&remembered_actors));
+    for (const LoadedGame::Chunk& from : held_chunks) {
       ChunkState* into = nullptr;
       for (auto& c : chunks_) {
         if (c->id == from.id && c->key == from.key) into = c.get();
       }
+      // A level's capture keeps only the held records of its level (in its map's chunk).
+      if (!whole && (into == nullptr || into->id != kWorldChunk)) continue;
       if (into == nullptr) {
         // A chunk this save does not make (another map's world, a player not playing now): kept
         // whole.
@@ -483,16 +498,22 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
             bool level_loaded =
                 a.ok() && (a->level.empty() ||
                            std::find(levels.begin(), levels.end(), Name(a->level)) != levels.end());
-            // An actor of a level not loaded now, or of a class the game does not register.
             // An actor of a level not loaded now (its tombstone too: nothing else remembers it),
-            // or of a class the game does not register.
+            // or of a class the game does not register. Level memory replaces a level's records.
+            // A level's capture keeps its own level's records as a save would.
             keep = a.ok() &&
                    (!level_loaded || (!a->destroyed && registry.FindClass(cls) == nullptr));
+            if (!whole) {
+              keep = keep && !a->level.empty() && Name(a->level) == only_level_;
+            } else if (keep && !a->level.empty() && world_.RemembersLevel(Name(a->level))) {
+              keep = false;
+            }
           } else if (const Section* comp = r.Find(kComponentSection)) {
             // A component not there now (of a class gone, or not created yet since a load: its
             // record waits for it) stays with its actor.
             Result<ComponentSection> c = DecodeComponent(comp->bytes);
-            keep = c.ok() && captured_ids_->Contains(c->actor);
+            keep = c.ok() && captured_ids_->Contains(c->actor) &&
+                   !remembered_actors.Contains(c->actor);
           }
         } else {
           keep = true;  // a global or a player's part that is not there now
@@ -511,7 +532,7 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
     if (c->writer->record_count() == 0 && c->id != kWorldChunk) continue;
     made.push_back({c->id, c->key, c->writer->Finish()});
     // The next capture reserves this much at once (a little more, for a world that grows).
-    if (c->id == kWorldChunk) {
+    if (c->id == kWorldChunk && whole) {
       world_.capture_hint_.world_chunk_bytes = made.back().payload.size() + made.back().payload.size() / 16;
     }
   }
@@ -908,6 +929,7 @@ void World::Unregister(Name name) { registered_.erase(name); }
 
 std::unique_ptr<WorldCapture> World::BeginCapture() {
   std::unique_ptr<WorldCapture> capture(new WorldCapture(*this));
+  capture->level_memory_mark_ = level_memory_clock_;
   capture->Gather();
   return capture;
 }
@@ -915,6 +937,7 @@ std::unique_ptr<WorldCapture> World::BeginCapture() {
 Status World::Apply(std::shared_ptr<const LoadedGame> game, ApplyReport* report) {
   if (applying_) return BusyError("a load is setting values");
   if (game == nullptr) return InvalidInputError("no save to apply");
+  level_memory_.clear();  // the loaded save's state wins over what levels remembered
   ApplyReport local;
   if (report == nullptr) report = &local;
   applying_ = true;
@@ -959,6 +982,7 @@ void World::NotePlacedActors(Name level) {
 void World::OnActorsInitialized() {
   placed_.clear();
   waiting_.clear();
+  level_memory_.clear();  // the levels it remembered belong to the world that went
   for (Name level : host_.Levels()) NotePlacedActors(level);
   if (!pending_) return;
   std::shared_ptr<const LoadedGame> game = std::move(pending_);
@@ -975,17 +999,25 @@ void World::OnBeginPlay() {}
 
 void World::OnLevelAdded(Name level) {
   NotePlacedActors(level);
-  if (!held_ || applying_) return;
-  // The held save's records of this level's actors apply before the level's begin play: its
-  // placed actors held destroyed go, spawned ones come back, the others get their values.
-  ApplyReport report;
+  // What the level remembered since it left, else the held save's records of its actors, apply
+  // before the level's begin play: its placed actors held destroyed go, spawned ones come back,
+  // the others get their values.
+  std::shared_ptr<const LoadedGame> memory = TakeLevelMemory(level);
+  const std::shared_ptr<const LoadedGame>& game = memory ? memory : held_;
+  if (!game || applying_) return;
+  LevelReport report;
+  report.event = LevelReport::Event::kApplied;
+  report.level = level;
+  report.from_memory = memory != nullptr;
   applying_ = true;
-  Applier applier(*this, held_, &report, level);
-  applier.Run().IgnoreError();
+  Applier applier(*this, game, &report.apply, level);
+  report.status = applier.Run();
   applying_ = false;
+  Notify(report);
 }
 
 void World::OnLevelRemoved(Name level) {
+  RememberLevel(level);  // first: its tombstones are the placed actors noted below
   std::erase_if(placed_, [&](const PlacedActor& p) { return p.level == level; });
 }
 
@@ -1004,6 +1036,107 @@ void World::OnComponentCreated(Guid actor, const ComponentView& component) {
     waiting_.erase(it);
     return;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Level memory (docs/world.md, "Streamed levels")
+
+// A component record waiting for its component in a level (held_ or a memory applied it) needs
+// nothing here: the held save holds it too, as every save and level capture since it was held
+// kept it (a load drops the memory and sets a new held save).
+Status WorldCapture::KeepRemembered(GuidSet* remembered_actors) {
+  ChunkState* into = nullptr;
+  for (auto& c : chunks_) {
+    if (c->id == kWorldChunk) into = c.get();
+  }
+  if (into == nullptr) return OkStatus();
+  auto move = [&](const record::Payload& from, const record::Record& r) -> Status {
+    ROLLY_ASSIGN_OR_RETURN(record::Record moved, record::MoveRecord(from.tables, r,
+                                                                    &into->writer->tables(),
+                                                                    &from.records, kTableFree));
+    ROLLY_RETURN_IF_ERROR(into->writer->Add(moved));
+    captured_ids_->Insert(r.subject);
+    return OkStatus();
+  };
+  // A save writes what each level out now remembered (a level's capture finds none: its level is
+  // loaded until it is removed, and its memory went when it was added).
+  for (const World::LevelMemory& m : world_.level_memory_) {
+    if (!only_level_.is_none()) break;
+    const LoadedGame::Chunk* from = m.records->Find(kWorldChunk, into->key);
+    if (from == nullptr) continue;
+    for (const record::Record& r : from->payload.records) {
+      if (!record::IsKnownObjectKind(r.kind) || captured_ids_->Contains(r.subject)) continue;
+      if (r.Find(kActorSection) != nullptr) remembered_actors->Insert(r.subject);
+      ROLLY_RETURN_IF_ERROR(move(from->payload, r));
+    }
+  }
+  return OkStatus();
+}
+
+bool World::RemembersLevel(Name level) const {
+  for (const LevelMemory& m : level_memory_) {
+    if (m.level == level) return true;
+  }
+  return false;
+}
+
+std::shared_ptr<const LoadedGame> World::TakeLevelMemory(Name level) {
+  for (auto it = level_memory_.begin(); it != level_memory_.end(); ++it) {
+    if (it->level != level) continue;
+    std::shared_ptr<const LoadedGame> records = std::move(it->records);
+    level_memory_.erase(it);
+    return records;
+  }
+  return nullptr;
+}
+
+void World::SetHeld(std::shared_ptr<const LoadedGame> game, std::uint64_t level_memory_mark) {
+  held_ = std::move(game);
+  std::erase_if(level_memory_,
+                [&](const LevelMemory& m) { return m.generation <= level_memory_mark; });
+}
+
+void World::RememberLevel(Name level) {
+  TakeLevelMemory(level);  // what an earlier removal kept, if the level never came back since
+  // The level's component records waiting for their component go with its actors (the capture
+  // below keeps them with the rest of the level's records).
+  std::unordered_set<Guid> actors;
+  if (!waiting_.empty()) {
+    host_.VisitActors(level, [&](const ActorView& a) { actors.insert(a.id); });
+  }
+  if (!host_.IsAuthority()) {
+    std::erase_if(waiting_, [&](const auto& w) { return actors.count(w->actor) > 0; });
+    return;
+  }
+  // The level's part of the map, captured as a save captures it; no OnSaved hooks run for it.
+  std::unique_ptr<WorldCapture> capture(new WorldCapture(*this));
+  capture->only_level_ = level;
+  capture->Gather();
+  const Status ran = capture->Run();
+  Result<std::vector<WorldChunk>> chunks =
+      ran.ok() ? capture->Finish() : Result<std::vector<WorldChunk>>(ran);
+  capture->Forget();
+  capture.reset();
+  std::erase_if(waiting_, [&](const auto& w) { return actors.count(w->actor) > 0; });
+  Result<std::shared_ptr<const LoadedGame>> game =
+      chunks.ok() ? LoadedGame::Check(std::move(*chunks), registry_)
+                  : Result<std::shared_ptr<const LoadedGame>>(chunks.status());
+  LevelReport report;
+  report.level = level;
+  if (!game.ok()) {
+    report.event = LevelReport::Event::kNotRemembered;
+    report.status = game.status();
+    Notify(report);
+    return;
+  }
+  for (const LoadedGame::Chunk& c : (*game)->chunks()) report.records += c.payload.records.size();
+  level_memory_.push_back({level, ++level_memory_clock_, std::move(*game)});
+  report.event = LevelReport::Event::kRemembered;
+  Notify(report);
+}
+
+void World::Notify(const LevelReport& report) {
+  if (level_listener_) level_listener_(report);
 }
 
 }  // namespace rolly::world
