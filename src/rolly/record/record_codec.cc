@@ -694,9 +694,13 @@ bool CheckedPayload::Find(std::size_t i, SectionId id, ByteView* out) const {
 
 Record CheckedPayload::Get(std::size_t i) const {
   Record r;
-  // Checked already: this decode does not fail.
-  DecodeRecordBytes(RecordBytes(i), i + 1, tables_, &r).IgnoreError();
+  Read(i, &r);
   return r;
+}
+
+void CheckedPayload::Read(std::size_t i, Record* out) const {
+  // Checked already: this decode does not fail.
+  DecodeRecordBytes(RecordBytes(i), i + 1, tables_, out).IgnoreError();
 }
 
 }  // namespace rolly::record

@@ -127,6 +127,8 @@ class CheckedPayload {
   bool Find(std::size_t i, SectionId id, ByteView* out) const;
   // Record `i`, decoded (its sections copied out).
   Record Get(std::size_t i) const;
+  // The same into `out`, reusing its buffers (one record decoded after another allocates little).
+  void Read(std::size_t i, Record* out) const;
   // The payload's bytes as checked (a chunk written back whole needs no encoding).
   const Bytes& bytes() const { return bytes_; }
 

@@ -1967,14 +1967,15 @@ class WorldFixtures : public ::testing::Test {
   static void MakeSavedComponents(Scene& scene, const world::LoadedGame& game) {
     for (const world::LoadedGame::Chunk& c : game.chunks()) {
       if (c.id != world::kWorldChunk) continue;
-      for (const record::Record& r : c.payload.records) {
-        const record::Section* s = r.Find(world::kComponentSection);
-        if (s == nullptr) continue;
-        Result<world::ComponentSection> comp = world::DecodeComponent(s->bytes);
+      for (std::size_t i = 0; i < c.payload.size(); ++i) {
+        ByteView section;
+        if (!c.payload.Find(i, world::kComponentSection, &section)) continue;
+        Result<world::ComponentSection> comp = world::DecodeComponent(section);
         ASSERT_OK(comp);
         Actor* actor = scene.FindActor(comp->actor);
         if (actor == nullptr || actor->FindComponent(Name(comp->name))) continue;
-        const Name cls = c.payload.tables.names()[c.payload.tables.layouts()[r.layout].name];
+        const record::ChunkTables& tables = c.payload.tables();
+        const Name cls = tables.names()[tables.layouts()[c.payload.layout(i)].name];
         EXPECT_OK(scene.AddComponent(comp->actor, Name(comp->name), cls).status());
       }
     }

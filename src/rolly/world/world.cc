@@ -24,8 +24,8 @@ bool HasState(const reflect::ClassInfo& cls) {
   return !cls.Plan().fields.empty() || reflect::TypeRegistry::HasExtra(cls);
 }
 
-Name SavedClass(const record::ChunkTables& tables, const record::Record& r) {
-  return tables.names()[tables.layouts()[r.layout].name];
+Name SavedClass(const record::ChunkTables& tables, std::uint32_t layout) {
+  return tables.names()[tables.layouts()[layout].name];
 }
 
 // Whether a live object of `live` may take a record saved as class `saved`.
@@ -51,30 +51,33 @@ Result<std::shared_ptr<const LoadedGame>> LoadedGame::Check(std::vector<WorldChu
     if (c.id != kGlobalChunk && c.id != kWorldChunk && c.id != kPlayerChunk) {
       return InvalidInputError("chunk " + where + " is not a world chunk");
     }
-    Result<record::Payload> payload = record::DecodePayload(c.payload, &budget);
+    // Kept as its bytes with where each record lies, not decoded record by record: a loaded or
+    // held save of 100,000 actors then costs its bytes and 40 bytes a record.
+    Result<record::CheckedPayload> payload =
+        record::CheckedPayload::Check(std::move(c.payload), &budget);
     if (!payload.ok()) {
       return Status(payload.status().code(),
                     "chunk " + where + ": " + std::string(payload.status().message()));
     }
     // The world's own sections, checked before anything applies.
-    for (std::size_t i = 0; i < payload->records.size(); ++i) {
-      const record::Record& r = payload->records[i];
-      if (!record::IsKnownObjectKind(r.kind)) continue;
+    for (std::size_t i = 0; i < payload->size(); ++i) {
+      if (!record::IsKnownObjectKind(payload->kind(i))) continue;
       auto bad = [&](const Status& s) {
         return DamagedError("chunk " + where + " record " + std::to_string(i + 1) + ": " +
                             std::string(s.message()));
       };
-      if (const Section* s = r.Find(kActorSection)) {
-        if (auto a = DecodeActor(s->bytes); !a.ok()) return bad(a.status());
+      ByteView b;
+      if (payload->Find(i, kActorSection, &b)) {
+        if (auto a = DecodeActor(b); !a.ok()) return bad(a.status());
       }
-      if (const Section* s = r.Find(kComponentSection)) {
-        if (auto a = DecodeComponent(s->bytes); !a.ok()) return bad(a.status());
+      if (payload->Find(i, kComponentSection, &b)) {
+        if (auto a = DecodeComponent(b); !a.ok()) return bad(a.status());
       }
-      if (const Section* s = r.Find(kGlobalSection)) {
-        if (auto a = DecodeGlobal(s->bytes); !a.ok()) return bad(a.status());
+      if (payload->Find(i, kGlobalSection, &b)) {
+        if (auto a = DecodeGlobal(b); !a.ok()) return bad(a.status());
       }
-      if (const Section* s = r.Find(kPlayerSection)) {
-        if (auto a = DecodePlayer(s->bytes); !a.ok()) return bad(a.status());
+      if (payload->Find(i, kPlayerSection, &b)) {
+        if (auto a = DecodePlayer(b); !a.ok()) return bad(a.status());
       }
     }
     if (c.id == kWorldChunk) {
@@ -454,18 +457,18 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
   }
   std::vector<Name> levels = world_.host().Levels();
   std::vector<WorldChunk> out;
-  // Records of the held save whose objects are not there now are written back.
   // What only the steps needed goes first, so the capture does not hold it and what Finish adds
   // at once.
   links_.reset();
   section_bytes_ = Bytes();
   step_sections_ = std::vector<Section>();
+  // Records of the held save whose objects are not there now are written back.
   if (held || !world_.level_memory_.empty()) {
     // The subjects captured, and those kept below.
     std::size_t held_records = 0;
     static const std::vector<LoadedGame::Chunk> kNoChunks;
     const std::vector<LoadedGame::Chunk>& held_chunks = held ? held->chunks() : kNoChunks;
-    for (const LoadedGame::Chunk& from : held_chunks) held_records += from.payload.records.size();
+    for (const LoadedGame::Chunk& from : held_chunks) held_records += from.payload.size();
     captured_ids_ = std::make_unique<GuidSet>();
     captured_ids_->Reserve(subjects_.size() + held_records / 8);
     for (const Subject& s : subjects_) captured_ids_->Insert(s.id);
@@ -483,18 +486,19 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
       if (into == nullptr) {
         // A chunk this save does not make (another map's world, a player not playing now): kept
         // whole.
-        ROLLY_ASSIGN_OR_RETURN(Bytes bytes, record::EncodePayload(from.payload));
-        out.push_back({from.id, from.key, std::move(bytes)});
+        out.push_back({from.id, from.key, from.payload.bytes()});
         continue;
       }
-      for (const record::Record& r : from.payload.records) {
-        if (!record::IsKnownObjectKind(r.kind) || captured_ids_->Contains(r.subject)) continue;
-        Name cls = SavedClass(from.payload.tables, r);
+      const record::CheckedPayload& records = from.payload;
+      for (std::size_t i = 0; i < records.size(); ++i) {
+        const Guid subject = records.subject(i);
+        if (!record::IsKnownObjectKind(records.kind(i)) || captured_ids_->Contains(subject)) continue;
+        Name cls = SavedClass(records.tables(), records.layout(i));
         bool keep = false;
+        ByteView section;
         if (from.id == kWorldChunk) {
-          const Section* actor = r.Find(kActorSection);
-          if (actor != nullptr) {
-            Result<ActorSection> a = DecodeActor(actor->bytes);
+          if (records.Find(i, kActorSection, &section)) {
+            Result<ActorSection> a = DecodeActor(section);
             bool level_loaded =
                 a.ok() && (a->level.empty() ||
                            std::find(levels.begin(), levels.end(), Name(a->level)) != levels.end());
@@ -508,10 +512,10 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
             } else if (keep && !a->level.empty() && world_.RemembersLevel(Name(a->level))) {
               keep = false;
             }
-          } else if (const Section* comp = r.Find(kComponentSection)) {
+          } else if (records.Find(i, kComponentSection, &section)) {
             // A component not there now (of a class gone, or not created yet since a load: its
             // record waits for it) stays with its actor.
-            Result<ComponentSection> c = DecodeComponent(comp->bytes);
+            Result<ComponentSection> c = DecodeComponent(section);
             keep = c.ok() && captured_ids_->Contains(c->actor) &&
                    !remembered_actors.Contains(c->actor);
           }
@@ -520,10 +524,10 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
         }
         if (!keep) continue;
         Result<record::Record> moved = record::MoveRecord(
-            from.payload.tables, r, &into->writer->tables(), &from.payload.records, kTableFree);
+            records.tables(), records.Get(i), &into->writer->tables(), &records, kTableFree);
         if (!moved.ok()) continue;  // a record this version cannot move goes
         ROLLY_RETURN_IF_ERROR(into->writer->Add(*moved));
-        captured_ids_->Insert(r.subject);
+        captured_ids_->Insert(subject);
       }
     }
   }
@@ -606,10 +610,12 @@ class World::Applier : public record::ObjectLinks {
 
   Status Run() {
     const std::string map = host_.CurrentMap();
-    std::size_t records = 0;
-    for (const LoadedGame::Chunk& c : game_->chunks()) records += c.payload.records.size();
-    objects_.reserve(records);
-    targets_.reserve(records);
+    if (only_level_.is_none()) {
+      std::size_t records = 0;
+      for (const LoadedGame::Chunk& c : game_->chunks()) records += c.payload.size();
+      objects_.reserve(records);
+      targets_.reserve(records);
+    }
     // Find every record's object first; nothing changes yet.
     for (const LoadedGame::Chunk& c : game_->chunks()) {
       if (c.id == kGlobalChunk && only_level_.is_none()) FindGlobals(c);
@@ -683,19 +689,18 @@ class World::Applier : public record::ObjectLinks {
   }
 
   void Take(const LoadedGame::Chunk& c, std::size_t i, Object o, bool first_pass) {
-    objects_[c.payload.records[i].subject] = o;
+    objects_[c.payload.subject(i)] = o;
     targets_.push_back({&c, i, o, first_pass});
   }
 
   void FindGlobals(const LoadedGame::Chunk& c) {
     std::vector<GlobalView> globals;
     host_.ListGlobals(&globals);
-    for (std::size_t i = 0; i < c.payload.records.size(); ++i) {
-      const record::Record& r = c.payload.records[i];
-      const Section* s = r.Find(kGlobalSection);
-      if (!record::IsKnownObjectKind(r.kind) || s == nullptr) continue;
-      GlobalSection g = *DecodeGlobal(s->bytes);
-      Name saved = SavedClass(c.payload.tables, r);
+    for (std::size_t i = 0; i < c.payload.size(); ++i) {
+      ByteView section;
+      if (!c.payload.Find(i, kGlobalSection, &section)) continue;
+      GlobalSection g = *DecodeGlobal(section);
+      Name saved = SavedClass(c.payload.tables(), c.payload.layout(i));
       Object found;
       if (g.registered) {
         auto it = world_.registered_.find(Name(g.name));
@@ -711,7 +716,7 @@ class World::Applier : public record::ObjectLinks {
         continue;
       }
       if (!SameClass(registry_, saved, found.cls)) {
-        Mismatch(saved, r.subject, found.cls);
+        Mismatch(saved, c.payload.subject(i), found.cls);
         continue;
       }
       Take(c, i, found, false);
@@ -721,19 +726,20 @@ class World::Applier : public record::ObjectLinks {
   void FindActors(const LoadedGame::Chunk& c) {
     const std::vector<Name> levels = host_.Levels();
     const Name persistent = levels.empty() ? Name() : levels.front();
-    for (std::size_t i = 0; i < c.payload.records.size(); ++i) {
-      const record::Record& r = c.payload.records[i];
-      if (!record::IsKnownObjectKind(r.kind)) continue;
-      Name saved = SavedClass(c.payload.tables, r);
-      if (const Section* s = r.Find(kActorSection)) {
-        ActorSection a = *DecodeActor(s->bytes);
+    for (std::size_t i = 0; i < c.payload.size(); ++i) {
+      if (!record::IsKnownObjectKind(c.payload.kind(i))) continue;
+      const Guid subject = c.payload.subject(i);
+      Name saved = SavedClass(c.payload.tables(), c.payload.layout(i));
+      ByteView section;
+      if (c.payload.Find(i, kActorSection, &section)) {
+        ActorSection a = *DecodeActor(section);
         const Name actor_level = a.level.empty() ? persistent : Name(a.level);
         if (!only_level_.is_none() && actor_level != only_level_) continue;
-        if (!only_level_.is_none()) level_actors_.insert(r.subject);
+        if (!only_level_.is_none()) level_actors_.insert(subject);
         ActorView view;
-        const bool present = host_.FindActor(r.subject, &view);
+        const bool present = host_.FindActor(subject, &view);
         if (a.destroyed) {
-          if (present && !view.spawned) remove_.push_back(r.subject);
+          if (present && !view.spawned) remove_.push_back(subject);
           if (std::find(levels.begin(), levels.end(), actor_level) == levels.end()) {
             ++report_->kept;  // a level not loaded: written back by the next save
           }
@@ -741,24 +747,24 @@ class World::Applier : public record::ObjectLinks {
         }
         if (present) {
           if (!SameClass(registry_, saved, view.object.cls)) {
-            Mismatch(saved, r.subject, view.object.cls);
+            Mismatch(saved, subject, view.object.cls);
             continue;
           }
           Take(c, i, view.object, false);
-          placements_.push_back({r.subject, a});
+          placements_.push_back({subject, a});
           continue;
         }
         const reflect::ClassInfo* cls = registry_.FindClass(saved);
         Name level = a.level.empty() ? persistent : Name(a.level);
         bool level_loaded = std::find(levels.begin(), levels.end(), level) != levels.end();
         if (!a.spawned || cls == nullptr || !level_loaded) {
-          Message("actor " + Describe(saved, r.subject) + " is not there: its record is kept");
+          Message("actor " + Describe(saved, subject) + " is not there: its record is kept");
           ++report_->kept;
           continue;
         }
-        spawns_.push_back({&c, i, r.subject, cls, level, a});
-      } else if (const Section* cs = r.Find(kComponentSection)) {
-        ComponentSection comp = *DecodeComponent(cs->bytes);
+        spawns_.push_back({&c, i, subject, cls, level, a});
+      } else if (c.payload.Find(i, kComponentSection, &section)) {
+        ComponentSection comp = *DecodeComponent(section);
         if (!only_level_.is_none() && !level_actors_.count(comp.actor)) continue;
         pending_components_.push_back({&c, i, std::move(comp)});
       }
@@ -777,8 +783,8 @@ class World::Applier : public record::ObjectLinks {
   }
 
   void FindComponent(const Pending& p) {
-    const record::Record& r = p.chunk->payload.records[p.record];
-    Name saved = SavedClass(p.chunk->payload.tables, r);
+    const record::CheckedPayload& records = p.chunk->payload;
+    Name saved = SavedClass(records.tables(), records.layout(p.record));
     ActorView actor;
     if (!host_.FindActor(p.comp.actor, &actor)) {
       Message("component " + p.comp.name + " of actor " + p.comp.actor.ToString() +
@@ -792,7 +798,7 @@ class World::Applier : public record::ObjectLinks {
     for (const ComponentView& v : components_) {
       if (v.name != name) continue;
       if (!SameClass(registry_, saved, v.object.cls)) {
-        Mismatch(saved, r.subject, v.object.cls);
+        Mismatch(saved, records.subject(p.record), v.object.cls);
         return;
       }
       Take(*p.chunk, p.record, v.object, spawning_.count(p.comp.actor) > 0);
@@ -812,12 +818,11 @@ class World::Applier : public record::ObjectLinks {
   void FindPlayers(const LoadedGame::Chunk& c) {
     std::vector<PlayerView> players;
     host_.ListPlayers(&players);
-    for (std::size_t i = 0; i < c.payload.records.size(); ++i) {
-      const record::Record& r = c.payload.records[i];
-      const Section* s = r.Find(kPlayerSection);
-      if (!record::IsKnownObjectKind(r.kind) || s == nullptr) continue;
-      PlayerSection p = *DecodePlayer(s->bytes);
-      Name saved = SavedClass(c.payload.tables, r);
+    for (std::size_t i = 0; i < c.payload.size(); ++i) {
+      ByteView section;
+      if (!c.payload.Find(i, kPlayerSection, &section)) continue;
+      PlayerSection p = *DecodePlayer(section);
+      Name saved = SavedClass(c.payload.tables(), c.payload.layout(i));
       Object found;
       for (const PlayerView& v : players) {
         if (static_cast<std::uint32_t>(v.index) != p.index) continue;
@@ -832,17 +837,18 @@ class World::Applier : public record::ObjectLinks {
         continue;
       }
       if (!SameClass(registry_, saved, found.cls)) {
-        Mismatch(saved, r.subject, found.cls);
+        Mismatch(saved, c.payload.subject(i), found.cls);
         continue;
       }
       Take(c, i, found, false);
-      if (const Section* a = r.Find(kActorSection); a && p.part == PlayerPart::kPawn) {
+      ByteView pawn_place;
+      if (p.part == PlayerPart::kPawn && c.payload.Find(i, kActorSection, &pawn_place)) {
         // The pawn keeps its saved place; its ID is the host's.
         std::vector<Name> levels = host_.Levels();
         for (Name level : levels) {
           host_.VisitActors(level, [&](const ActorView& v) {
             if (v.object.ptr == found.ptr) {
-              ActorSection placed = *DecodeActor(a->bytes);
+              ActorSection placed = *DecodeActor(pawn_place);
               placed.owner = v.owner;
               placed.attach_parent = v.attach_parent;
               placed.attach_socket = v.attach_socket.str();
@@ -861,10 +867,12 @@ class World::Applier : public record::ObjectLinks {
   }
 
   void ApplyOne(const Target& t) {
-    const record::Record& r = t.chunk->payload.records[t.record];
+    // Decoded again from the kept bytes, into one record reused from apply to apply.
+    t.chunk->payload.Read(t.record, &record_);
+    const record::Record& r = record_;
     Status s = ApplierFor(t.chunk).Apply(r, *t.object.cls, t.object.ptr, &report_->messages);
     if (!s.ok()) {
-      Message("record of " + Describe(SavedClass(t.chunk->payload.tables, r), r.subject) +
+      Message("record of " + Describe(SavedClass(t.chunk->payload.tables(), r.layout), r.subject) +
               " was not applied: " + std::string(s.message()));
       return;
     }
@@ -887,6 +895,7 @@ class World::Applier : public record::ObjectLinks {
   std::unordered_map<Guid, Object> objects_;
   std::map<const LoadedGame::Chunk*, std::unique_ptr<record::Applier>> appliers_;
   std::vector<ComponentView> components_;
+  record::Record record_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -913,12 +922,18 @@ Status World::Register(Name name, Object object) {
   // A held record waiting for this name applies now.
   if (held_ && !applying_) {
     if (const LoadedGame::Chunk* c = held_->Find(kGlobalChunk, "")) {
-      for (const record::Record& r : c->payload.records) {
-        const Section* s = r.Find(kGlobalSection);
-        if (r.subject != DeriveRegisteredId(name) || s == nullptr) continue;
-        if (!SameClass(registry_, SavedClass(c->payload.tables, r), object.cls)) break;
+      const Guid id = DeriveRegisteredId(name);
+      for (std::size_t i = 0; i < c->payload.size(); ++i) {
+        ByteView section;
+        if (c->payload.subject(i) != id || !c->payload.Find(i, kGlobalSection, &section)) continue;
+        if (!SameClass(registry_, SavedClass(c->payload.tables(), c->payload.layout(i)),
+                       object.cls)) {
+          break;
+        }
         record::Applier applier(registry_, c->payload, nullptr);
-        if (applier.Apply(r, *object.cls, object.ptr, nullptr).ok()) applier.RunLoadedHooks();
+        if (applier.Apply(c->payload.Get(i), *object.cls, object.ptr, nullptr).ok()) {
+          applier.RunLoadedHooks();
+        }
       }
     }
   }
@@ -1025,11 +1040,13 @@ void World::OnComponentCreated(Guid actor, const ComponentView& component) {
   for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
     WaitingComponent& w = **it;
     if (w.actor != actor || w.name != component.name) continue;
-    const record::Record& r = w.chunk->payload.records[w.record];
+    const record::CheckedPayload& records = w.chunk->payload;
     if (component.object &&
-        SameClass(registry_, SavedClass(w.chunk->payload.tables, r), component.object.cls)) {
-      record::Applier applier(registry_, w.chunk->payload, nullptr);
-      if (applier.Apply(r, *component.object.cls, component.object.ptr, nullptr).ok()) {
+        SameClass(registry_, SavedClass(records.tables(), records.layout(w.record)),
+                  component.object.cls)) {
+      record::Applier applier(registry_, records, nullptr);
+      if (applier.Apply(records.Get(w.record), *component.object.cls, component.object.ptr, nullptr)
+              .ok()) {
         applier.RunLoadedHooks();
       }
     }
@@ -1050,12 +1067,12 @@ Status WorldCapture::KeepRemembered(GuidSet* remembered_actors) {
     if (c->id == kWorldChunk) into = c.get();
   }
   if (into == nullptr) return OkStatus();
-  auto move = [&](const record::Payload& from, const record::Record& r) -> Status {
-    ROLLY_ASSIGN_OR_RETURN(record::Record moved, record::MoveRecord(from.tables, r,
-                                                                    &into->writer->tables(),
-                                                                    &from.records, kTableFree));
+  auto move = [&](const record::CheckedPayload& from, std::size_t i) -> Status {
+    ROLLY_ASSIGN_OR_RETURN(record::Record moved,
+                           record::MoveRecord(from.tables(), from.Get(i), &into->writer->tables(),
+                                              &from, kTableFree));
     ROLLY_RETURN_IF_ERROR(into->writer->Add(moved));
-    captured_ids_->Insert(r.subject);
+    captured_ids_->Insert(from.subject(i));
     return OkStatus();
   };
   // A save writes what each level out now remembered (a level's capture finds none: its level is
@@ -1064,10 +1081,13 @@ Status WorldCapture::KeepRemembered(GuidSet* remembered_actors) {
     if (!only_level_.is_none()) break;
     const LoadedGame::Chunk* from = m.records->Find(kWorldChunk, into->key);
     if (from == nullptr) continue;
-    for (const record::Record& r : from->payload.records) {
-      if (!record::IsKnownObjectKind(r.kind) || captured_ids_->Contains(r.subject)) continue;
-      if (r.Find(kActorSection) != nullptr) remembered_actors->Insert(r.subject);
-      ROLLY_RETURN_IF_ERROR(move(from->payload, r));
+    const record::CheckedPayload& records = from->payload;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      const Guid subject = records.subject(i);
+      if (!record::IsKnownObjectKind(records.kind(i)) || captured_ids_->Contains(subject)) continue;
+      ByteView section;
+      if (records.Find(i, kActorSection, &section)) remembered_actors->Insert(subject);
+      ROLLY_RETURN_IF_ERROR(move(records, i));
     }
   }
   return OkStatus();
@@ -1129,7 +1149,7 @@ void World::RememberLevel(Name level) {
     Notify(report);
     return;
   }
-  for (const LoadedGame::Chunk& c : (*game)->chunks()) report.records += c.payload.records.size();
+  for (const LoadedGame::Chunk& c : (*game)->chunks()) report.records += c.payload.size();
   level_memory_.push_back({level, ++level_memory_clock_, std::move(*game)});
   report.event = LevelReport::Event::kRemembered;
   Notify(report);

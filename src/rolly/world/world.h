@@ -114,12 +114,13 @@ struct LevelReport {
 
 class World;
 
-// A save's records, decoded and checked whole: what a load applies, and what the next save keeps
-// records from. Made by Check; immutable afterwards.
+// A save's records, checked whole and kept as their bytes (record::CheckedPayload): what a load
+// applies, and what the next save keeps records from. Made by Check; immutable afterwards.
 class LoadedGame {
  public:
   // Decodes and checks `chunks` (GLOB, WRLD, PLYR; others are refused as InvalidInput) against
-  // one file budget and `registry`: Damaged or NewerVersion as DecodePayload says, naming the chunk.
+  // one file budget and `registry`: Damaged or NewerVersion as CheckedPayload::Check says, naming
+  // the chunk.
   static Result<std::shared_ptr<const LoadedGame>> Check(std::vector<WorldChunk> chunks,
                                                           const reflect::TypeRegistry& registry);
 
@@ -129,7 +130,8 @@ class LoadedGame {
   struct Chunk {
     ChunkId id{};
     std::string key;
-    record::Payload payload;
+    // Checked whole; records are read in place and decoded when applied.
+    record::CheckedPayload payload;
   };
   const std::vector<Chunk>& chunks() const { return chunks_; }
   const Chunk* Find(ChunkId id, std::string_view key) const;
