@@ -389,8 +389,10 @@ void WorldCapture::Gather() {
       }
     }
   }
-  // The world chunk's room, reserved last (after the ID list went).
+  // The world chunk's room, reserved last (after the ID list went), and the room to remember its
+  // objects for their OnSaved hooks.
   chunks_[wrld]->writer->Reserve(hint.world_chunk_bytes);
+  chunks_[wrld]->capturer->Reserve(chunks_[wrld]->count + chunks_[wrld]->count / 16);
   total_ = subjects_.size();
 }
 
