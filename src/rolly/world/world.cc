@@ -8,6 +8,7 @@
 
 #include "rolly/record/apply.h"
 #include "rolly/record/value_tree.h"
+#include "rolly/world/internal/guid_map.h"
 #include "rolly/world/sections.h"
 
 namespace rolly::world {
@@ -129,52 +130,8 @@ struct WorldCapture::ChunkState {
   std::unordered_map<std::string, std::uint32_t> tombstone_layouts;
 };
 
-// A set of GUIDs in one table (open addressing, linear probing): no allocation per entry.
-class WorldCapture::GuidSet {
- public:
-  void Reserve(std::size_t n) {
-    std::size_t want = 16;
-    while (want * 7 < n * 10) want *= 2;
-    if (want > slots_.size()) Rehash(want);
-  }
-  // False when `id` was there already.
-  bool Insert(Guid id) {
-    if (id.is_none()) return !std::exchange(has_none_, true);
-    if ((used_ + 1) * 10 > slots_.size() * 7) Rehash(std::max<std::size_t>(16, slots_.size() * 2));
-    for (std::size_t i = Home(id);; i = (i + 1) & (slots_.size() - 1)) {
-      if (slots_[i].is_none()) {
-        slots_[i] = id;
-        ++used_;
-        return true;
-      }
-      if (slots_[i] == id) return false;
-    }
-  }
-  bool Contains(Guid id) const {
-    if (id.is_none()) return has_none_;
-    if (slots_.empty()) return false;
-    for (std::size_t i = Home(id);; i = (i + 1) & (slots_.size() - 1)) {
-      if (slots_[i].is_none()) return false;
-      if (slots_[i] == id) return true;
-    }
-  }
-
- private:
-  std::size_t Home(Guid id) const {
-    const std::uint64_t h = (id.high() ^ (id.low() * 0x9E3779B97F4A7C15ull)) * 0xBF58476D1CE4E5B9ull;
-    return static_cast<std::size_t>(h >> 32) & (slots_.size() - 1);
-  }
-  void Rehash(std::size_t size) {
-    std::vector<Guid> old = std::exchange(slots_, std::vector<Guid>(size));
-    used_ = 0;
-    for (Guid id : old) {
-      if (!id.is_none()) Insert(id);
-    }
-  }
-  std::vector<Guid> slots_;
-  std::size_t used_ = 0;
-  bool has_none_ = false;
-};
+// The captured subjects' IDs (Finish).
+class WorldCapture::GuidSet : public world_internal::GuidSet {};
 
 // Where each subject is saved: references between saved objects become record indexes (same
 // chunk) or subject IDs. Objects are found by address in one table (open addressing).
@@ -598,10 +555,9 @@ class World::Applier : public record::ObjectLinks {
   }
 
   void* Resolve(Guid id, const reflect::ClassInfo& cls) override {
-    auto it = objects_.find(id);
     Object o;
-    if (it != objects_.end()) {
-      o = it->second;
+    if (const Object* found = objects_.Find(id)) {
+      o = *found;
     } else {
       ActorView view;
       if (!host_.FindActor(id, &view)) return nullptr;
@@ -615,7 +571,7 @@ class World::Applier : public record::ObjectLinks {
     if (only_level_.is_none()) {
       std::size_t records = 0;
       for (const LoadedGame::Chunk& c : game_->chunks()) records += c.payload.size();
-      objects_.reserve(records);
+      objects_.Reserve(records);
       targets_.reserve(records);
     }
     // Find every record's object first; nothing changes yet.
@@ -636,7 +592,7 @@ class World::Applier : public record::ObjectLinks {
         ++report_->kept;
         continue;
       }
-      objects_[s.id] = view->object;
+      objects_.Put(s.id, view->object);
       targets_.push_back({s.chunk, s.record, view->object, true});
       placements_.push_back({s.id, s.actor});
       ++report_->spawned;
@@ -648,7 +604,7 @@ class World::Applier : public record::ObjectLinks {
       if (t.first_pass) ApplyOne(t);
     }
     for (Spawn& s : spawns_) {
-      if (objects_.count(s.id)) host_.FinishSpawn(s.id);
+      if (objects_.Contains(s.id)) host_.FinishSpawn(s.id);
     }
     for (const Target& t : targets_) {
       if (!t.first_pass) ApplyOne(t);
@@ -691,7 +647,7 @@ class World::Applier : public record::ObjectLinks {
   }
 
   void Take(const LoadedGame::Chunk& c, std::size_t i, Object o, bool first_pass) {
-    objects_[c.payload.subject(i)] = o;
+    objects_.Put(c.payload.subject(i), o);
     targets_.push_back({&c, i, o, first_pass});
   }
 
@@ -894,7 +850,7 @@ class World::Applier : public record::ObjectLinks {
   std::vector<Pending> pending_components_;
   std::vector<Guid> remove_;
   std::vector<std::pair<Guid, ActorSection>> placements_;
-  std::unordered_map<Guid, Object> objects_;
+  world_internal::GuidMap<Object> objects_;
   std::map<const LoadedGame::Chunk*, std::unique_ptr<record::Applier>> appliers_;
   std::vector<ComponentView> components_;
   record::Record record_;
