@@ -254,9 +254,11 @@ void WorldCapture::Gather() {
     add(glob, RecordKind::kObject, DeriveGlobalId(g.role, g.object.cls->name()), g.object, Name());
     section(kGlobalSection, [&](Bytes* out) { AppendGlobal({false, g.role.str()}, out); });
   }
-  for (const auto& [name, object] : world_.registered_) {
+  // (Named copies, not structured bindings: clang 14 does not let a lambda capture those.)
+  for (const auto& entry : world_.registered_) {
     if (!whole) break;
-    add(glob, RecordKind::kObject, DeriveRegisteredId(name), object, Name());
+    const Name name = entry.first;
+    add(glob, RecordKind::kObject, DeriveRegisteredId(name), entry.second, Name());
     section(kGlobalSection, [&](Bytes* out) { AppendGlobal({true, name.str()}, out); });
   }
 
@@ -332,7 +334,9 @@ void WorldCapture::Gather() {
     const std::pair<PlayerPart, Object> parts[] = {{PlayerPart::kController, p.controller},
                                                    {PlayerPart::kPawn, p.pawn},
                                                    {PlayerPart::kPlayerState, p.player_state}};
-    for (const auto& [part, object] : parts) {
+    for (const auto& entry : parts) {
+      const PlayerPart part = entry.first;
+      const Object object = entry.second;
       if (!object || !HasState(*object.cls)) continue;
       add(plyr, RecordKind::kPlayer, DerivePlayerId(index, part), object, Name());
       section(kPlayerSection, [&](Bytes* out) { AppendPlayer({index, part}, out); });
