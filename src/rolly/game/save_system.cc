@@ -125,6 +125,9 @@ void SaveSystem::Save(std::string_view slot, const SaveOptions& options, SaveCal
   file.header.save_time_us = NowMicros();
   file.header.record_version = record::kRecordFormatVersion;
   file.header.library_version = kLibraryVersion;
+  // The capture's working data is freed on a worker, not on the game thread, and before the
+  // chunks are copied below, so the two are not held at once.
+  workers_.Post([scratch = capture->TakeScratch()]() mutable { scratch.reset(); });
   // The world chunks, kept for the held save once the write succeeded.
   auto saved = std::make_shared<std::vector<world::WorldChunk>>();
   for (world::WorldChunk& c : *chunks) {
@@ -132,13 +135,15 @@ void SaveSystem::Save(std::string_view slot, const SaveOptions& options, SaveCal
     file.chunks.emplace_back(*id, c.key, c.payload);
     saved->push_back(std::move(c));
   }
-  // The capture's working data is freed on a worker, not on the game thread.
-  workers_.Post([scratch = capture->TakeScratch()]() mutable { scratch.reset(); });
   ++saves_running_;
+  // Level memory taken before this capture began is in the file; memory of a level removed since
+  // is not, and stays when the file becomes the held save.
+  const std::uint64_t memory_mark = capture->level_memory_mark();
   std::shared_ptr<world::WorldCapture> held_capture(std::move(capture));
   store_.Save(name, std::move(file),
               [this, done = std::move(done), name, outcome, started, held_capture, saved,
-               alive = std::weak_ptr<int>(worker_jobs_)](Result<store::SaveInfo> info) mutable {
+               memory_mark, alive = std::weak_ptr<int>(worker_jobs_)](
+                  Result<store::SaveInfo> info) mutable {
                 if (alive.expired()) return;
                 --saves_running_;
                 if (!info.ok()) {
@@ -151,13 +156,15 @@ void SaveSystem::Save(std::string_view slot, const SaveOptions& options, SaveCal
                 // The world holds what this save wrote, so the next one keeps the same records.
                 // Decoding it again runs on a worker.
                 ++*worker_jobs_;
-                workers_.Post([this, saved, alive]() {
+                workers_.Post([this, saved, memory_mark, alive]() {
                   auto game = world::LoadedGame::Check(std::move(*saved), registry_);
-                  mailbox_.Post([this, game = std::move(game), alive]() mutable {
+                  mailbox_.Post([this, game = std::move(game), memory_mark, alive]() mutable {
                     auto token = alive.lock();
                     if (!token) return;
                     --*token;
-                    if (game.ok() && load_ == nullptr) world_->SetHeld(std::move(*game));
+                    if (game.ok() && load_ == nullptr) {
+                      world_->SetHeld(std::move(*game), memory_mark);
+                    }
                   });
                 });
                 outcome.info = std::move(*info);

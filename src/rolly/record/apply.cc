@@ -401,7 +401,7 @@ Status Applier::ReadReference(ByteReader& in, const Type& live, void* field, con
   if (u % 2 == 1) {
     std::uint64_t record = (u - 1) / 2;
     if (record == 0 || record > records_.size()) return Truncated();
-    id = records_[record - 1].subject;
+    id = records_.subject(record);
   } else {
     std::uint64_t ref = (u - 2) / 2;
     if (ref >= tables_.refs().size()) return Truncated();

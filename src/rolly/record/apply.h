@@ -48,11 +48,14 @@ namespace rolly::record {
 
 class Applier {
  public:
-  // `payload` as DecodePayload returned it; `links` resolves references (null: every reference is
-  // left as it was, with a message). All must outlive the applier.
+  // `payload` as DecodePayload or CheckedPayload::Check made it; `links` resolves references
+  // (null: every reference is left as it was, with a message). All must outlive the applier.
   Applier(const reflect::TypeRegistry& registry, const Payload& payload,
           ObjectLinks* links = nullptr)
-      : registry_(registry), tables_(payload.tables), records_(payload.records), links_(links) {}
+      : registry_(registry), tables_(payload.tables), records_(&payload.records), links_(links) {}
+  Applier(const reflect::TypeRegistry& registry, const CheckedPayload& payload,
+          ObjectLinks* links = nullptr)
+      : registry_(registry), tables_(payload.tables()), records_(&payload), links_(links) {}
 
   // Applies `record` (one of the payload's records) to `object`, an object of `cls`. Appends one
   // message per value skipped or left as it was to `messages` (may be null). InvalidInput, applying
@@ -111,7 +114,7 @@ class Applier {
 
   const reflect::TypeRegistry& registry_;
   const ChunkTables& tables_;
-  const std::vector<Record>& records_;
+  RecordSubjects records_;
   ObjectLinks* links_;
   std::map<std::tuple<std::uint32_t, const reflect::ClassInfo*, bool>, std::unique_ptr<Binding>>
       bindings_;

@@ -94,6 +94,8 @@ class Capturer {
   void RunSavedHooks();
   // Forgets the captured objects without running hooks (the write failed).
   void ForgetCaptured() { captured_.clear(); }
+  // Makes room to remember `objects` captured (for their OnSaved hooks) without growing by copies.
+  void Reserve(std::size_t objects) { captured_.reserve(objects); }
 
  private:
   ChunkWriter* chunk_;

@@ -1,6 +1,7 @@
 #include "rolly/record/record_codec.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -86,8 +87,16 @@ std::size_t FixedValueSize(SavedKind kind) { return FixedSize(kind); }
 bool IsKnownObjectKind(std::uint8_t kind) { return kind >= 1 && kind <= 4; }
 
 const Section* Record::Find(SectionId id) const {
+  // Four bytes compared as one word: std::array's operator== calls memcmp here, and a load asks
+  // for sections of every record several times.
+  auto word = [](const SectionId& x) {
+    std::uint32_t w;
+    std::memcpy(&w, x.data(), sizeof w);
+    return w;
+  };
+  const std::uint32_t want = word(id);
   for (const Section& s : sections) {
-    if (s.id == id) return &s;
+    if (word(s.id) == want) return &s;
   }
   return nullptr;
 }
@@ -546,68 +555,152 @@ Result<Bytes> EncodePayload(const Payload& payload) {
   return out;
 }
 
-Result<Payload> DecodePayload(ByteView bytes, FileBudget* budget) {
+namespace {
+
+// Decodes record `i` of a payload from its bytes into `r`, reusing `r`'s buffers (the structure
+// check is the caller's). Damaged naming the record.
+Status DecodeRecordBytes(ByteView record, std::uint64_t i, const ChunkTables& tables, Record* r) {
+  ByteReader rr(record);
+  r->kind = 0;
+  rr.U8(&r->kind);
+  if (r->kind == 0) return DamagedError("record " + std::to_string(i) + ": a second TABLES record");
+  if (!IsKnownObjectKind(r->kind)) {
+    r->subject = Guid();
+    r->layout = 0;
+    r->sections.clear();
+    r->unknown.assign(record.begin() + 1, record.end());
+    return OkStatus();
+  }
+  r->unknown.clear();
+  auto bad = [i](std::string_view what) {
+    return DamagedError("record " + std::to_string(i) + ": " + std::string(what));
+  };
+  std::uint64_t high = 0, low = 0, layout = 0, others = 0;
+  if (!rr.U64(&high) || !rr.U64(&low) || !rr.Varint(&layout) ||
+      layout >= tables.layouts().size()) {
+    return bad("bad subject or layout");
+  }
+  r->subject = Guid(high, low);
+  r->layout = static_cast<std::uint32_t>(layout);
+  if (!rr.VarintAtMost(kMaxSections - 1, &others)) return bad("bad section count");
+  r->sections.resize(others + 1);
+  r->sections[0].id = kPropSection;
+  for (std::uint64_t s = 1; s <= others; ++s) {
+    ByteView id, body;
+    if (!rr.Raw(4, &id) || !rr.LengthPrefixed(rr.remaining(), &body)) {
+      return bad("truncated section");
+    }
+    std::copy(id.begin(), id.end(), r->sections[s].id.begin());
+    r->sections[s].bytes.assign(body.begin(), body.end());
+  }
+  if (!rr.ok()) return bad("truncated section");
+  ByteView prop;
+  rr.Raw(rr.remaining(), &prop);
+  r->sections[0].bytes.assign(prop.begin(), prop.end());
+  Status sections_ok = CheckSections(*r);
+  if (!sections_ok.ok()) return bad(sections_ok.message());
+  return OkStatus();
+}
+
+// Walks a payload: its count and tables, then each record's bytes, decoded and checked against a
+// copy of `budget` (committed only when every record passed). `each(i, record_bytes, record)`
+// keeps what it needs of each.
+template <typename Each>
+Status WalkPayload(ByteView bytes, FileBudget* budget, ChunkTables* tables, Each&& each) {
   ByteReader in(bytes);
   std::uint64_t count = 0;
   if (!in.VarintAtMost(std::min<std::uint64_t>(kMaxRecords, in.remaining()), &count) ||
       count == 0) {
     return DamagedError("payload: bad record count");
   }
-  Payload payload;
   ByteView record;
   if (!in.LengthPrefixed(in.remaining(), &record) || record.empty()) {
     return DamagedError("record 0 (tables): truncated");
   }
-  ROLLY_ASSIGN_OR_RETURN(payload.tables, DecodeTables(record));
+  ROLLY_ASSIGN_OR_RETURN(*tables, DecodeTables(record));
   FileBudget local = budget ? *budget : FileBudget{};
-  ROLLY_RETURN_IF_ERROR(ChargeTables(payload.tables, &local));
-  payload.records.reserve(count - 1);
+  ROLLY_RETURN_IF_ERROR(ChargeTables(*tables, &local));
+  Record r;
   for (std::uint64_t i = 1; i < count; ++i) {
     if (!in.LengthPrefixed(in.remaining(), &record) || record.empty()) {
       return DamagedError("record " + std::to_string(i) + ": truncated");
     }
-    ByteReader rr(record);
-    Record r;
-    rr.U8(&r.kind);
-    if (r.kind == 0) return DamagedError("record " + std::to_string(i) + ": a second TABLES record");
-    if (!IsKnownObjectKind(r.kind)) {
-      r.unknown.assign(record.begin() + 1, record.end());
-      payload.records.push_back(std::move(r));
-      continue;
-    }
-    auto bad = [i](std::string_view what) {
-      return DamagedError("record " + std::to_string(i) + ": " + std::string(what));
-    };
-    std::uint64_t high = 0, low = 0, layout = 0, others = 0;
-    if (!rr.U64(&high) || !rr.U64(&low) || !rr.Varint(&layout) ||
-        layout >= payload.tables.layouts().size()) {
-      return bad("bad subject or layout");
-    }
-    r.subject = Guid(high, low);
-    r.layout = static_cast<std::uint32_t>(layout);
-    if (!rr.VarintAtMost(kMaxSections - 1, &others)) return bad("bad section count");
-    r.sections.resize(others + 1);
-    r.sections[0].id = kPropSection;
-    for (std::uint64_t s = 1; s <= others; ++s) {
-      ByteView id, body;
-      if (!rr.Raw(4, &id) || !rr.LengthPrefixed(rr.remaining(), &body)) {
-        return bad("truncated section");
-      }
-      std::copy(id.begin(), id.end(), r.sections[s].id.begin());
-      r.sections[s].bytes.assign(body.begin(), body.end());
-    }
-    if (!rr.ok()) return bad("truncated section");
-    ByteView prop;
-    rr.Raw(rr.remaining(), &prop);
-    r.sections[0].bytes.assign(prop.begin(), prop.end());
-    Status sections_ok = CheckSections(r);
-    if (!sections_ok.ok()) return bad(sections_ok.message());
-    ROLLY_RETURN_IF_ERROR(CheckRecord(payload.tables, r, i, count, &local));
-    payload.records.push_back(std::move(r));
+    ROLLY_RETURN_IF_ERROR(DecodeRecordBytes(record, i, *tables, &r));
+    if (IsKnownObjectKind(r.kind)) ROLLY_RETURN_IF_ERROR(CheckRecord(*tables, r, i, count, &local));
+    each(i, count, record, r);
   }
   if (!in.ok() || !in.empty()) return DamagedError("payload: bytes after the last record");
   if (budget != nullptr) *budget = local;
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<Payload> DecodePayload(ByteView bytes, FileBudget* budget) {
+  Payload payload;
+  ROLLY_RETURN_IF_ERROR(WalkPayload(
+      bytes, budget, &payload.tables,
+      [&](std::uint64_t, std::uint64_t count, ByteView, const Record& r) {
+        if (payload.records.empty()) payload.records.reserve(count - 1);
+        payload.records.push_back(r);
+      }));
   return payload;
+}
+
+Result<CheckedPayload> CheckedPayload::Check(Bytes bytes, FileBudget* budget) {
+  CheckedPayload out;
+  ROLLY_RETURN_IF_ERROR(WalkPayload(
+      bytes, budget, &out.tables_,
+      [&](std::uint64_t, std::uint64_t count, ByteView record, const Record& r) {
+        if (out.spans_.empty()) out.spans_.reserve(count - 1);
+        Span span;
+        span.offset = static_cast<std::uint64_t>(record.data() - bytes.data());
+        span.size = static_cast<std::uint32_t>(record.size());
+        span.kind = r.kind;
+        if (IsKnownObjectKind(r.kind)) {
+          span.layout = r.layout;
+          span.subject = r.subject;
+        }
+        out.spans_.push_back(span);
+      }));
+  out.bytes_ = std::move(bytes);
+  return out;
+}
+
+bool CheckedPayload::Find(std::size_t i, SectionId id, ByteView* out) const {
+  if (!IsKnownObjectKind(spans_[i].kind)) return false;
+  // The record was checked: kind, subject, layout, the count of sections other than PROP, each
+  // of them (ID, size, bytes), then PROP to the end.
+  ByteReader rr(RecordBytes(i));
+  std::uint8_t kind = 0;
+  std::uint64_t high = 0, low = 0, layout = 0, others = 0;
+  rr.U8(&kind);
+  rr.U64(&high);
+  rr.U64(&low);
+  rr.Varint(&layout);
+  rr.Varint(&others);
+  for (std::uint64_t s = 0; s < others; ++s) {
+    ByteView sid, body;
+    rr.Raw(4, &sid);
+    rr.LengthPrefixed(rr.remaining(), &body);
+    if (std::memcmp(sid.data(), id.data(), 4) == 0) {
+      *out = body;
+      return rr.ok();
+    }
+  }
+  if (id != kPropSection) return false;
+  return rr.Raw(rr.remaining(), out);
+}
+
+Record CheckedPayload::Get(std::size_t i) const {
+  Record r;
+  Read(i, &r);
+  return r;
+}
+
+void CheckedPayload::Read(std::size_t i, Record* out) const {
+  // Checked already: this decode does not fail.
+  DecodeRecordBytes(RecordBytes(i), i + 1, tables_, out).IgnoreError();
 }
 
 }  // namespace rolly::record

@@ -104,6 +104,75 @@ Result<Payload> DecodePayload(ByteView bytes, FileBudget* budget = nullptr);
 // The bytes of one record (the kind byte first), as they sit in a payload.
 Result<Bytes> EncodeRecord(const Record& record);
 
+// A payload checked whole, as DecodePayload checks it, and kept as its bytes with where each
+// record lies: what a loaded or held save keeps in memory. A record's sections are read in place
+// (Find), and the record is decoded again only when asked for (Get). It costs the bytes and 40
+// bytes per record, where a decoded payload costs several allocations per record.
+class CheckedPayload {
+ public:
+  CheckedPayload() = default;
+
+  // Checks `bytes` as DecodePayload does (the same statuses, the same budget rules) and keeps
+  // them.
+  static Result<CheckedPayload> Check(Bytes bytes, FileBudget* budget = nullptr);
+
+  const ChunkTables& tables() const { return tables_; }
+  // The records after the tables; record `i` here is record i + 1 of the payload.
+  std::size_t size() const { return spans_.size(); }
+  std::uint8_t kind(std::size_t i) const { return spans_[i].kind; }
+  Guid subject(std::size_t i) const { return spans_[i].subject; }
+  std::uint32_t layout(std::size_t i) const { return spans_[i].layout; }
+  // Section `id` of record `i` (PROP included), in place; false when the record has none or is of
+  // a kind this version does not know.
+  bool Find(std::size_t i, SectionId id, ByteView* out) const;
+  // Record `i`, decoded (its sections copied out).
+  Record Get(std::size_t i) const;
+  // The same into `out`, reusing its buffers (one record decoded after another allocates little).
+  void Read(std::size_t i, Record* out) const;
+  // The payload's bytes as checked (a chunk written back whole needs no encoding).
+  const Bytes& bytes() const { return bytes_; }
+
+ private:
+  struct Span {
+    std::uint64_t offset = 0;
+    std::uint32_t size = 0;
+    std::uint32_t layout = 0;
+    std::uint8_t kind = 0;
+    Guid subject;
+  };
+  ByteView RecordBytes(std::size_t i) const {
+    return ByteView(bytes_.data() + spans_[i].offset, spans_[i].size);
+  }
+
+  Bytes bytes_;
+  ChunkTables tables_;
+  std::vector<Span> spans_;
+};
+
+// The subjects of a payload's records in order, for references by record index (an odd varint
+// names record (v - 1) / 2): a decoded payload's records or a checked payload's index, or none (a
+// reference by record index then has no subject). Holds a pointer: the records outlive it.
+class RecordSubjects {
+ public:
+  RecordSubjects() = default;
+  RecordSubjects(const std::vector<Record>* records) : records_(records) {}  // NOLINT: implicit
+  RecordSubjects(const CheckedPayload* payload) : checked_(payload) {}        // NOLINT: implicit
+
+  bool known() const { return records_ != nullptr || checked_ != nullptr; }
+  // The records after the tables.
+  std::size_t size() const {
+    return records_ ? records_->size() : checked_ ? checked_->size() : 0;
+  }
+  // The subject of record `index` (from 1, the tables being record 0); index <= size().
+  Guid subject(std::size_t index) const {
+    return records_ ? (*records_)[index - 1].subject : checked_->subject(index - 1);
+  }
+
+ private:
+  const std::vector<Record>* records_ = nullptr;
+  const CheckedPayload* checked_ = nullptr;
+};
+
 // The bytes of a value of a fixed-size saved kind (Float, Guid, Vector3d...); 0 for other kinds.
 std::size_t FixedValueSize(SavedKind kind);
 

@@ -82,6 +82,18 @@ TEST(RecordMutationTest, SeededEditsAreRefusedOrApplyWhole) {
     }
     FileBudget budget;
     Result<Payload> p = DecodePayload(edited, &budget);
+    // A checked payload (what a loaded save keeps) refuses and accepts exactly the same, with the
+    // same budget, and reads the same records.
+    FileBudget checked_budget;
+    Result<CheckedPayload> checked = CheckedPayload::Check(edited, &checked_budget);
+    EXPECT_EQ(checked.status().code(), p.status().code()) << i;
+    EXPECT_EQ(checked_budget, budget) << i;
+    if (p.ok() && checked.ok()) {
+      ASSERT_EQ(checked->size(), p->records.size()) << i;
+      for (std::size_t r = 0; r < p->records.size(); ++r) {
+        EXPECT_EQ(checked->Get(r), p->records[r]) << i << " record " << r;
+      }
+    }
     if (!p.ok()) {
       ++refused;
       ++by_kind[static_cast<int>(kind)];

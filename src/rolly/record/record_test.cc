@@ -363,6 +363,61 @@ TEST_F(EverythingTest, UnknownKindsAndSectionsAreKeptWhole) {
               StatusIs(StatusCode::kNewerVersion));
 }
 
+// What a loaded save keeps: the bytes and where each record lies. Every record reads the same as
+// DecodePayload's, sections are found in place, and unknown kinds and sections come through.
+TEST_F(EverythingTest, CheckedPayloadReadsWhatDecodePayloadReads) {
+  Everything e = Sample();
+  Payload p;
+  Result<Record> r = CaptureObject(*cls_, &e, Guid(1, 2), RecordKind::kActor, &p.tables);
+  ASSERT_THAT(r, IsOk());
+  Section future;
+  future.id = {'Z', 'Z', 'Z', '9'};
+  future.bytes = {1, 2, 3, 0xFF};
+  r->sections.insert(r->sections.begin(), future);
+  Record strange;
+  strange.kind = 200;
+  strange.unknown = {0xDE, 0xAD, 0xBE, 0xEF, 0x80};
+  p.records.push_back(*r);
+  p.records.push_back(strange);
+  p.records.push_back(*r);
+  p.records.back().subject = Guid(3, 4);
+  ASSERT_OK_AND_ASSIGN(const Bytes bytes, EncodePayload(p));
+  ASSERT_OK_AND_ASSIGN(const Payload decoded, DecodePayload(bytes));
+  FileBudget budget;
+  ASSERT_OK_AND_ASSIGN(const CheckedPayload checked, CheckedPayload::Check(bytes, &budget));
+  FileBudget decode_budget;
+  ASSERT_THAT(DecodePayload(bytes, &decode_budget), IsOk());
+  EXPECT_EQ(budget, decode_budget);
+  EXPECT_EQ(checked.bytes(), bytes);
+  EXPECT_EQ(checked.tables().layouts().size(), decoded.tables.layouts().size());
+  ASSERT_EQ(checked.size(), 3u);
+  for (std::size_t i = 0; i < checked.size(); ++i) {
+    const Record& want = decoded.records[i];
+    EXPECT_EQ(checked.Get(i), want) << i;
+    EXPECT_EQ(checked.kind(i), want.kind) << i;
+    EXPECT_EQ(checked.subject(i), want.subject) << i;
+    EXPECT_EQ(checked.layout(i), want.layout) << i;
+    for (const SectionId id : {kPropSection, future.id, kExtraSection, kOwnedSection}) {
+      ByteView found;
+      const Section* s = want.Find(id);
+      EXPECT_EQ(checked.Find(i, id, &found), s != nullptr) << i;
+      if (s != nullptr) {
+        EXPECT_EQ(Bytes(found.begin(), found.end()), s->bytes) << i;
+      }
+    }
+  }
+  // References by record index name the same subjects through either.
+  const RecordSubjects from_records(&decoded.records), from_checked(&checked);
+  ASSERT_EQ(from_records.size(), from_checked.size());
+  for (std::size_t i = 1; i <= from_checked.size(); ++i) {
+    EXPECT_EQ(from_records.subject(i), from_checked.subject(i)) << i;
+  }
+  // Refused as DecodePayload refuses, and an empty payload is refused too.
+  Bytes cut(bytes.begin(), bytes.end() - 1);
+  EXPECT_THAT(CheckedPayload::Check(cut), StatusIs(DecodePayload(cut).status().code()));
+  EXPECT_THAT(CheckedPayload::Check(Bytes()), StatusIs(StatusCode::kDamaged));
+}
+
 TEST_F(EverythingTest, EveryTruncationIsDamagedAndAppliesNothing) {
   Bytes bytes = Save(Sample());
   for (std::size_t n = 0; n < bytes.size(); ++n) {

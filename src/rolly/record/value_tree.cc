@@ -13,7 +13,7 @@ namespace {
 // entries decode in that order.
 class Decoder {
  public:
-  Decoder(const ChunkTables& tables, const std::vector<Record>* records)
+  Decoder(const ChunkTables& tables, RecordSubjects records)
       : tables_(tables), records_(records) {}
   std::vector<Value*>& owned() { return owned_; }
 
@@ -109,8 +109,8 @@ class Decoder {
           Guid id;
           if (out->number % 2 == 0) {
             id = tables_.refs()[(out->number - 2) / 2];
-          } else if (records_ != nullptr && (out->number - 1) / 2 <= records_->size()) {
-            id = (*records_)[(out->number - 1) / 2 - 1].subject;
+          } else if (records_.known() && (out->number - 1) / 2 <= records_.size()) {
+            id = records_.subject((out->number - 1) / 2);
           } else {
             return true;
           }
@@ -165,7 +165,7 @@ class Decoder {
   }
 
   const ChunkTables& tables_;
-  const std::vector<Record>* records_;
+  RecordSubjects records_;
   std::vector<Value*> owned_;
 };
 
@@ -458,12 +458,12 @@ class Translator {
 }  // namespace
 
 Result<Value> DecodeProp(const ChunkTables& tables, const Record& record,
-                         const std::vector<Record>* records) {
+                         RecordSubjects records) {
   if (!IsKnownObjectKind(record.kind)) {
     return InvalidInputError("record of kind " + std::to_string(record.kind) +
                              " is not known to this version");
   }
-  const std::size_t count = records ? records->size() + 1 : kMaxRecords + 1;
+  const std::size_t count = records.known() ? records.size() + 1 : kMaxRecords + 1;
   ROLLY_RETURN_IF_ERROR(CheckRecord(tables, record, 0, count, nullptr));
   Decoder decoder(tables, records);
   ByteReader in(record.Find(kPropSection)->bytes);
@@ -524,7 +524,7 @@ Result<EncodedValues> EncodeProp(ChunkTables* tables, std::uint32_t layout, cons
 }
 
 Result<Record> MoveRecord(const ChunkTables& from, const Record& record, ChunkTables* to,
-                          const std::vector<Record>* records,
+                          RecordSubjects records,
                           const std::vector<SectionId>& table_free) {
   if (!IsKnownObjectKind(record.kind)) {
     return NewerVersionError("a record of kind " + std::to_string(record.kind) +

@@ -48,7 +48,7 @@ struct Value {
 // Checks the record first: Damaged as DecodePayload would be; InvalidInput for a record of a kind
 // this version does not know.
 Result<Value> DecodeProp(const ChunkTables& tables, const Record& record,
-                         const std::vector<Record>* records = nullptr);
+                         RecordSubjects records = {});
 
 struct EncodedValues {
   Bytes prop;
@@ -66,7 +66,7 @@ Result<EncodedValues> EncodeProp(ChunkTables* tables, std::uint32_t layout, cons
 // tables).
 // `table_free`: sections a layer above knows do not refer to the tables (moved unchanged too).
 Result<Record> MoveRecord(const ChunkTables& from, const Record& record, ChunkTables* to,
-                          const std::vector<Record>* records = nullptr,
+                          RecordSubjects records = {},
                           const std::vector<SectionId>& table_free = {});
 
 }  // namespace rolly::record

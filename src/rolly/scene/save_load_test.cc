@@ -122,6 +122,15 @@ class WatchedCrate : public Crate {
   }
 };
 
+// A crate that counts its hooks (level memory runs pre-save hooks, never OnSaved).
+class HookedCrate : public Crate {
+ public:
+  void PreSave() { ++pre_saves; }
+  void Saved() { ++saved; }
+  int pre_saves = 0;
+  int saved = 0;
+};
+
 std::unique_ptr<reflect::TypeRegistry> MakeRegistry(bool with_statue = true,
                                                     bool with_test_classes = true) {
   auto r = std::make_unique<reflect::TypeRegistry>();
@@ -136,6 +145,10 @@ std::unique_ptr<reflect::TypeRegistry> MakeRegistry(bool with_statue = true,
     r->Class<Weather>("Weather").Base<WorldSubsystem>().Field("Rain", &Weather::rain,
                                                               reflect::kSaveGame);
     r->Class<WatchedCrate>("WatchedCrate").Base<Crate>();
+    r->Class<HookedCrate>("HookedCrate")
+        .Base<Crate>()
+        .OnPreSave(&HookedCrate::PreSave)
+        .OnSaved(&HookedCrate::Saved);
     if (with_statue) {
       r->Class<Statue>("Statue").Base<Actor>().Field("Polish", &Statue::polish, reflect::kSaveGame);
       r->Class<PlaqueComponent>("PlaqueComponent")
@@ -1522,7 +1535,396 @@ TEST_F(SaveLoadTest, KeepingTheMapWithASaveOfAnotherMapAppliesGlobalsAndPlayersO
   EXPECT_OK(LoadNow(*c, "o2").status());
 }
 
-// --- 9. Golden world fixtures --------------------------------------------------------------------
+// --- 9. Streamed levels and level memory (docs/world.md, "Streamed levels") --------------------
+
+constexpr const char* kStreamedMap = "maps/streamed.json";
+constexpr const char* kCellarLampId = "00000000-0000-4000-8000-00000000b001";
+constexpr const char* kCellarDoorId = "00000000-0000-4000-8000-00000000b002";
+constexpr const char* kCellarMoleId = "00000000-0000-4000-8000-00000000b003";
+constexpr const char* kCellarHookedId = "00000000-0000-4000-8000-00000000b004";
+constexpr const char* kAtticCrateId = "00000000-0000-4000-8000-00000000b005";
+
+// A door in the persistent level; a crate, a lamp, a door, a character and a hooked crate in the
+// "Cellar" sublevel; a crate in the "Attic" sublevel. Neither sublevel is loaded at the start.
+std::string StreamedMap() {
+  return std::string(R"({
+  "name": "streamed",
+  "levels": [{"name": "Persistent"}, {"name": "Cellar", "loaded": false},
+             {"name": "Attic", "loaded": false}],
+  "game_instance": {"class": "GameInstance", "subsystems": ["QuestLog"]},
+  "game_mode": "SampleGameMode",
+  "game_state": "SampleGameState",
+  "world_subsystems": [],
+  "level_script": "LevelScript",
+  "players": [{"controller": "SamplePlayerController", "pawn": "SamplePawn",
+               "player_state": "SamplePlayerState"}],
+  "actors": [
+    {"class": "Door", "id": ")") +
+         kDoorId + R"("},
+    {"class": "Crate", "id": ")" + kCellarCrateId +
+         R"(", "level": "Cellar", "saving": "Always"},
+    {"class": "Lamp", "id": ")" + kCellarLampId +
+         R"(", "level": "Cellar", "transform": {"translation": [4, 5, 6]}},
+    {"class": "Door", "id": ")" + kCellarDoorId + R"(", "level": "Cellar"},
+    {"class": "Character", "id": ")" + kCellarMoleId +
+         R"(", "level": "Cellar", "values": {"Name": "Mole"}},
+    {"class": "HookedCrate", "id": ")" + kCellarHookedId +
+         R"(", "level": "Cellar", "saving": "Always"},
+    {"class": "Crate", "id": ")" + kAtticCrateId +
+         R"(", "level": "Attic", "saving": "Always"}
+  ]
+})";
+}
+
+class LevelMemoryTest : public SaveLoadTest {
+ protected:
+  const Name kCellar{"Cellar"};
+  const Name kAttic{"Attic"};
+
+  // A game on the streamed map, its level reports noted in `reports`.
+  std::unique_ptr<Game> StreamedGame() {
+    auto g = NewGame();
+    g->scene.AddMap(kStreamedMap, StreamedMap());
+    EXPECT_OK(g->scene.Start(kStreamedMap));
+    g->saves.world().SetLevelListener(
+        [this](const world::LevelReport& r) { reports.push_back(r); });
+    return g;
+  }
+
+  static Crate* CellarCrate(Game& g) { return g.scene.FindActorAs<Crate>(G(kCellarCrateId)); }
+  static Lamp* CellarLamp(Game& g) { return g.scene.FindActorAs<Lamp>(G(kCellarLampId)); }
+  static LampComponent* Bulb(Game& g) {
+    Lamp* lamp = CellarLamp(g);
+    return lamp ? static_cast<LampComponent*>(lamp->FindComponent(Name("Bulb"))) : nullptr;
+  }
+
+  // Changes every kind of thing a Cellar save holds: values, a component, a placement.
+  static void ChangeCellar(Game& g) {
+    CellarCrate(g)->hits = 7;
+    CellarLamp(g)->on = true;
+    Bulb(g)->flicker = 0.25f;
+    CellarLamp(g)->transform.translation.x = 40;
+    g.scene.FindActorAs<Door>(G(kCellarDoorId))->state = DoorState::kLocked;
+  }
+
+  // Whether the Cellar holds ChangeCellar's changes.
+  static void ExpectCellarChanged(Game& g) {
+    ASSERT_NE(CellarCrate(g), nullptr);
+    EXPECT_EQ(CellarCrate(g)->hits, 7);
+    EXPECT_TRUE(CellarLamp(g)->on);
+    EXPECT_EQ(Bulb(g)->flicker, 0.25f);
+    EXPECT_EQ(CellarLamp(g)->transform.translation.x, 40);
+    EXPECT_EQ(CellarLamp(g)->transform.translation.y, 5);
+    EXPECT_EQ(g.scene.FindActorAs<Door>(G(kCellarDoorId))->state, DoorState::kLocked);
+  }
+
+  std::vector<world::LevelReport> reports;
+};
+
+TEST_F(LevelMemoryTest, ChangesToALevelComeBackWhenItIsAddedAgain) {
+  auto a = StreamedGame();
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  ASSERT_EQ(reports.size(), 0u) << "no save is held: nothing applies to the first add";
+  ChangeCellar(*a);
+  ASSERT_OK(a->scene.RemoveLevel(kCellar));
+  EXPECT_EQ(CellarCrate(*a), nullptr);
+  EXPECT_TRUE(a->saves.world().RemembersLevel(kCellar));
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].event, world::LevelReport::Event::kRemembered);
+  EXPECT_EQ(reports[0].level, kCellar);
+  EXPECT_OK(reports[0].status);
+  // Five actors and the lamp's and the character's components that hold saved state.
+  EXPECT_GE(reports[0].records, 5u);
+
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  ExpectCellarChanged(*a);
+  EXPECT_FALSE(a->saves.world().RemembersLevel(kCellar)) << "the memory is dropped once applied";
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[1].event, world::LevelReport::Event::kApplied);
+  EXPECT_TRUE(reports[1].from_memory);
+  EXPECT_OK(reports[1].status);
+  EXPECT_GE(reports[1].apply.applied, 5u) << Lines(reports[1].apply.messages);
+
+  // A second trip: the level remembers the newer state, not the first one.
+  CellarCrate(*a)->hits = 8;
+  ASSERT_OK(a->scene.RemoveLevel(kCellar));
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  EXPECT_EQ(CellarCrate(*a)->hits, 8);
+}
+
+TEST_F(LevelMemoryTest, ASaveWhileALevelIsOutWritesWhatItRemembered) {
+  auto a = StreamedGame();
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  ChangeCellar(*a);
+  ASSERT_OK(a->scene.RemoveLevel(kCellar));
+  ASSERT_OK(SaveNow(*a, "m"));
+  EXPECT_FALSE(a->saves.world().RemembersLevel(kCellar)) << "the held save holds it now";
+  // The same game: the held save's records apply.
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  ExpectCellarChanged(*a);
+  ASSERT_FALSE(reports.empty());
+  EXPECT_FALSE(reports.back().from_memory);
+
+  auto b = StreamedGame();
+  ASSERT_OK(LoadNow(*b, "m"));
+  EXPECT_EQ(CellarCrate(*b), nullptr) << "the cellar is not loaded";
+  ASSERT_OK(b->scene.AddLevel(kCellar));
+  ExpectCellarChanged(*b);
+}
+
+// The level's placed actors are not destroyed for the next save because the level left, and one
+// destroyed in play stays destroyed through level memory and a save made while the level is out.
+TEST_F(LevelMemoryTest, APlacedActorDestroyedInALevelStaysDestroyed) {
+  auto a = StreamedGame();
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  a->scene.DestroyActor(G(kCellarCrateId));
+  ASSERT_OK(a->scene.RemoveLevel(kCellar));
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  EXPECT_EQ(CellarCrate(*a), nullptr) << "level memory lost the tombstone";
+  ASSERT_FALSE(reports.empty());
+  EXPECT_EQ(reports.back().apply.removed, 1u);
+  ASSERT_OK(a->scene.RemoveLevel(kCellar));
+  ASSERT_OK(SaveNow(*a, "d"));
+
+  auto b = StreamedGame();
+  ASSERT_OK(LoadNow(*b, "d"));
+  ASSERT_OK(b->scene.AddLevel(kCellar));
+  EXPECT_EQ(CellarCrate(*b), nullptr) << "the crate came back after a save with the level out";
+  EXPECT_NE(CellarLamp(*b), nullptr) << "a placed actor was held destroyed because its level left";
+  EXPECT_NE(b->scene.FindActor(G(kCellarDoorId)), nullptr);
+
+  // Saved again with the level out and no memory (the held save's records are written back).
+  ASSERT_OK(b->scene.RemoveLevel(kCellar));
+  ASSERT_OK(SaveNow(*b, "d2"));
+  auto c = StreamedGame();
+  ASSERT_OK(LoadNow(*c, "d2"));
+  ASSERT_OK(c->scene.AddLevel(kCellar));
+  EXPECT_EQ(CellarCrate(*c), nullptr);
+  EXPECT_NE(CellarLamp(*c), nullptr);
+}
+
+TEST_F(LevelMemoryTest, ASpawnedActorInALevelSurvivesTheRoundTrip) {
+  auto a = StreamedGame();
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  reflect::Transformd at;
+  at.translation.z = 3;
+  ASSERT_OK_AND_ASSIGN(Actor * spawned, a->scene.SpawnActor(Name("Pickup"), kCellar, at));
+  const Guid id = spawned->id;
+  static_cast<Pickup*>(spawned)->value = 11;
+  ASSERT_OK(a->scene.RemoveLevel(kCellar));
+  EXPECT_EQ(a->scene.FindActor(id), nullptr);
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  auto* back = a->scene.FindActorAs<Pickup>(id);
+  ASSERT_NE(back, nullptr) << "the spawned pickup did not come back with its level";
+  EXPECT_EQ(back->value, 11);
+  EXPECT_EQ(back->level, kCellar);
+  EXPECT_EQ(back->transform.translation.z, 3);
+  EXPECT_TRUE(back->begun_play);
+  EXPECT_EQ(reports.back().apply.spawned, 1u);
+
+  ASSERT_OK(a->scene.RemoveLevel(kCellar));
+  ASSERT_OK(SaveNow(*a, "p"));
+  auto b = StreamedGame();
+  ASSERT_OK(LoadNow(*b, "p"));
+  EXPECT_EQ(b->scene.FindActor(id), nullptr);
+  ASSERT_OK(b->scene.AddLevel(kCellar));
+  back = b->scene.FindActorAs<Pickup>(id);
+  ASSERT_NE(back, nullptr);
+  EXPECT_EQ(back->value, 11);
+  EXPECT_EQ(back->level, kCellar);
+}
+
+// A spawned actor of the held save destroyed in play while its level was in does not come back
+// from the held save when the level is out: the level's memory replaces all of its held records.
+TEST_F(LevelMemoryTest, ASpawnedActorDestroyedInALevelDoesNotComeBackFromTheHeldSave) {
+  auto a = StreamedGame();
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  ASSERT_OK_AND_ASSIGN(Actor * spawned, a->scene.SpawnActor(Name("Pickup"), kCellar, {}));
+  const Guid id = spawned->id;
+  ASSERT_OK(SaveNow(*a, "s1"));
+
+  auto b = StreamedGame();
+  ASSERT_OK(LoadNow(*b, "s1"));
+  ASSERT_OK(b->scene.AddLevel(kCellar));
+  ASSERT_NE(b->scene.FindActor(id), nullptr);
+  b->scene.DestroyActor(id);
+  ASSERT_OK(b->scene.RemoveLevel(kCellar));
+  ASSERT_OK(SaveNow(*b, "s2"));
+  ASSERT_OK(b->scene.AddLevel(kCellar));
+  EXPECT_EQ(b->scene.FindActor(id), nullptr);
+
+  auto c = StreamedGame();
+  ASSERT_OK(LoadNow(*c, "s2"));
+  ASSERT_OK(c->scene.AddLevel(kCellar));
+  EXPECT_EQ(c->scene.FindActor(id), nullptr) << "the held save's pickup came back";
+}
+
+// A load, keeping the map or opening it, drops all level memory: the loaded save's state wins.
+TEST_F(LevelMemoryTest, ALoadDropsLevelMemory) {
+  for (MapChoice map : {MapChoice::kKeepCurrentMap, MapChoice::kOpenSavedMap}) {
+    SCOPED_TRACE(map == MapChoice::kKeepCurrentMap ? "keeping the map" : "opening the map");
+    auto a = StreamedGame();
+    ASSERT_OK(a->scene.AddLevel(kCellar));
+    ASSERT_OK(a->scene.AddLevel(kAttic));
+    CellarCrate(*a)->hits = 1;
+    ASSERT_OK(SaveNow(*a, "older"));
+    CellarCrate(*a)->hits = 9;
+    a->scene.FindActorAs<Crate>(G(kAtticCrateId))->hits = 9;
+    ASSERT_OK(a->scene.RemoveLevel(kCellar));
+    ASSERT_OK(a->scene.RemoveLevel(kAttic));
+    ASSERT_TRUE(a->saves.world().RemembersLevel(kCellar));
+    ASSERT_OK(LoadNow(*a, "older", map));
+    EXPECT_FALSE(a->saves.world().RemembersLevel(kCellar));
+    EXPECT_FALSE(a->saves.world().RemembersLevel(kAttic));
+    ASSERT_OK(a->scene.AddLevel(kCellar));
+    EXPECT_EQ(CellarCrate(*a)->hits, 1);
+    ASSERT_OK(a->scene.AddLevel(kAttic));
+    EXPECT_EQ(a->scene.FindActorAs<Crate>(G(kAtticCrateId))->hits, 0);
+  }
+}
+
+// A map opening (a travel, no load) drops level memory with the rest of the world that went.
+TEST_F(LevelMemoryTest, OpeningAMapDropsLevelMemory) {
+  auto a = StreamedGame();
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  CellarCrate(*a)->hits = 4;
+  ASSERT_OK(a->scene.RemoveLevel(kCellar));
+  ASSERT_TRUE(a->saves.world().RemembersLevel(kCellar));
+  ASSERT_OK(a->scene.OpenMap(kStreamedMap));
+  EXPECT_FALSE(a->saves.world().RemembersLevel(kCellar));
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  EXPECT_EQ(CellarCrate(*a)->hits, 0);
+}
+
+// A save drops only the memory taken before its capture began: a level removed between the
+// capture and the save's completion keeps its memory, which wins at its next add.
+TEST_F(LevelMemoryTest, ALevelRemovedWhileASaveIsWrittenKeepsItsMemory) {
+  auto a = StreamedGame();
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  ASSERT_OK(a->scene.AddLevel(kAttic));
+  a->scene.FindActorAs<Crate>(G(kAtticCrateId))->hits = 2;
+  ASSERT_OK(a->scene.RemoveLevel(kAttic));  // before the capture: the save holds it
+  CellarCrate(*a)->hits = 4;
+  std::optional<Result<SaveOutcome>> got;
+  a->saves.Save("w", {}, [&](Result<SaveOutcome> r) { got.emplace(std::move(r)); });
+  ASSERT_FALSE(got.has_value()) << "the save is still being written";
+  CellarCrate(*a)->hits = 6;
+  ASSERT_OK(a->scene.RemoveLevel(kCellar));  // after the capture, before the save is held
+  ASSERT_OK(a->saves.Flush(Deadline()));
+  ASSERT_TRUE(got.has_value());
+  ASSERT_OK(got->status());
+  EXPECT_FALSE(a->saves.world().RemembersLevel(kAttic)) << "the save holds the attic";
+  EXPECT_TRUE(a->saves.world().RemembersLevel(kCellar)) << "the cellar's memory was lost";
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  EXPECT_EQ(CellarCrate(*a)->hits, 6);
+  ASSERT_OK(a->scene.AddLevel(kAttic));
+  EXPECT_EQ(a->scene.FindActorAs<Crate>(G(kAtticCrateId))->hits, 2);
+
+  // What the save wrote: the cellar as the capture saw it, the attic from its memory.
+  auto b = StreamedGame();
+  ASSERT_OK(LoadNow(*b, "w"));
+  ASSERT_OK(b->scene.AddLevel(kCellar));
+  EXPECT_EQ(CellarCrate(*b)->hits, 4);
+  ASSERT_OK(b->scene.AddLevel(kAttic));
+  EXPECT_EQ(b->scene.FindActorAs<Crate>(G(kAtticCrateId))->hits, 2);
+}
+
+// A level whose capture fails keeps nothing (InvalidData, reported); nothing crashes, its next
+// add applies the held save's records, and saves go on.
+TEST_F(LevelMemoryTest, ALevelWhoseCaptureFailsKeepsNothing) {
+  auto a = StreamedGame();
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  CellarCrate(*a)->hits = 1;
+  ASSERT_OK(SaveNow(*a, "f"));
+  CellarCrate(*a)->hits = 2;
+  ASSERT_OK(a->scene.Attach(G(kCellarCrateId), G(kCellarDoorId), Name(std::string(1025, 'k'))));
+  ASSERT_OK(a->scene.RemoveLevel(kCellar));
+  EXPECT_FALSE(a->saves.world().RemembersLevel(kCellar));
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].event, world::LevelReport::Event::kNotRemembered);
+  EXPECT_EQ(reports[0].level, kCellar);
+  EXPECT_THAT(reports[0].status, StatusIs(StatusCode::kInvalidData));
+  EXPECT_THAT(reports[0].status.message(), HasSubstr("1,024 bytes"));
+  ASSERT_OK(SaveNow(*a, "f2"));
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  EXPECT_EQ(CellarCrate(*a)->hits, 1) << "the held save's records apply";
+  EXPECT_EQ(CellarCrate(*a)->attach_parent, Guid());
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[1].event, world::LevelReport::Event::kApplied);
+  EXPECT_FALSE(reports[1].from_memory);
+}
+
+// The memory's capture runs pre-save hooks, never OnSaved hooks; a save then writing it runs
+// OnSaved only on objects it captured itself.
+TEST_F(LevelMemoryTest, ALevelsCaptureRunsPreSaveHooksOnly) {
+  auto a = StreamedGame();
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  auto* hooked = a->scene.FindActorAs<HookedCrate>(G(kCellarHookedId));
+  ASSERT_NE(hooked, nullptr);
+  int pre_saves = 0;
+  int saved = 0;
+  hooked->hits = 3;
+  // The hooks are counted on the object while it lives: removal destroys it right after.
+  a->saves.world().SetLevelListener([&](const world::LevelReport& r) {
+    if (r.event != world::LevelReport::Event::kRemembered) return;
+    auto* h = a->scene.FindActorAs<HookedCrate>(G(kCellarHookedId));
+    pre_saves = h->pre_saves;
+    saved = h->saved;
+  });
+  ASSERT_OK(a->scene.RemoveLevel(kCellar));
+  EXPECT_EQ(pre_saves, 1);
+  EXPECT_EQ(saved, 0);
+  ASSERT_OK(SaveNow(*a, "h"));
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  hooked = a->scene.FindActorAs<HookedCrate>(G(kCellarHookedId));
+  EXPECT_EQ(hooked->hits, 3);
+  EXPECT_EQ(hooked->saved, 0);
+}
+
+// A component record waiting in a level (its component is made in play) goes with the level's
+// memory and is written by the next save.
+TEST_F(LevelMemoryTest, AComponentRecordWaitingInALevelIsKept) {
+  auto a = StreamedGame();
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  ASSERT_OK_AND_ASSIGN(Component * made, a->scene.AddComponent(G(kCellarMoleId), Name("Backpack"),
+                                                               Name("InventoryComponent")));
+  static_cast<InventoryComponent*>(made)->capacity = 44;
+  ASSERT_OK(SaveNow(*a, "b"));
+
+  auto b = StreamedGame();
+  ASSERT_OK(LoadNow(*b, "b"));
+  ASSERT_OK(b->scene.AddLevel(kCellar));  // from the held save
+  ASSERT_FALSE(reports.empty());
+  EXPECT_EQ(reports.back().apply.waiting, 1u);
+  ASSERT_OK(b->scene.RemoveLevel(kCellar));
+  ASSERT_OK(b->scene.AddLevel(kCellar));  // from memory
+  ASSERT_TRUE(reports.back().from_memory);
+  EXPECT_EQ(reports.back().apply.waiting, 1u) << "the memory lost the waiting record";
+  ASSERT_OK(b->scene.RemoveLevel(kCellar));
+  ASSERT_OK(b->scene.AddLevel(kCellar));  // from memory again
+  EXPECT_EQ(reports.back().apply.waiting, 1u);
+  ASSERT_OK(SaveNow(*b, "b2"));  // the level loaded, the record waits on a memory's records
+
+  auto c = StreamedGame();
+  ASSERT_OK(LoadNow(*c, "b2"));
+  ASSERT_OK(c->scene.AddLevel(kCellar));
+  ASSERT_OK_AND_ASSIGN(made, c->scene.AddComponent(G(kCellarMoleId), Name("Backpack"),
+                                                   Name("InventoryComponent")));
+  EXPECT_EQ(static_cast<InventoryComponent*>(made)->capacity, 44);
+}
+
+// A client keeps no level memory (it never saves).
+TEST_F(LevelMemoryTest, AClientKeepsNoLevelMemory) {
+  auto a = StreamedGame();
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  CellarCrate(*a)->hits = 5;
+  a->scene.SetAuthority(false);
+  ASSERT_OK(a->scene.RemoveLevel(kCellar));
+  EXPECT_FALSE(a->saves.world().RemembersLevel(kCellar));
+  EXPECT_THAT(reports, IsEmpty());
+}
+
+// --- 10. Golden world fixtures --------------------------------------------------------------------
 
 fs::path FixturesDir() { return rolly::fixture_files::FixturesRoot(); }
 
@@ -1565,14 +1967,15 @@ class WorldFixtures : public ::testing::Test {
   static void MakeSavedComponents(Scene& scene, const world::LoadedGame& game) {
     for (const world::LoadedGame::Chunk& c : game.chunks()) {
       if (c.id != world::kWorldChunk) continue;
-      for (const record::Record& r : c.payload.records) {
-        const record::Section* s = r.Find(world::kComponentSection);
-        if (s == nullptr) continue;
-        Result<world::ComponentSection> comp = world::DecodeComponent(s->bytes);
+      for (std::size_t i = 0; i < c.payload.size(); ++i) {
+        ByteView section;
+        if (!c.payload.Find(i, world::kComponentSection, &section)) continue;
+        Result<world::ComponentSection> comp = world::DecodeComponent(section);
         ASSERT_OK(comp);
         Actor* actor = scene.FindActor(comp->actor);
         if (actor == nullptr || actor->FindComponent(Name(comp->name))) continue;
-        const Name cls = c.payload.tables.names()[c.payload.tables.layouts()[r.layout].name];
+        const record::ChunkTables& tables = c.payload.tables();
+        const Name cls = tables.names()[tables.layouts()[c.payload.layout(i)].name];
         EXPECT_OK(scene.AddComponent(comp->actor, Name(comp->name), cls).status());
       }
     }

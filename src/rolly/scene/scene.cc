@@ -86,8 +86,9 @@ struct Scene::World {
   std::vector<std::unique_ptr<PlayerController>> controllers;
   std::vector<std::unique_ptr<PlayerState>> player_states;
   std::vector<LocalPlayer> players;
-  // Actors by creation number, so iteration is in creation order.
-  std::map<std::uint64_t, std::unique_ptr<Actor>> actors;
+  // Actors by creation number, in creation order: one array walked in order, as an engine's
+  // actor list is (a save visits every actor).
+  std::vector<std::pair<std::uint64_t, std::unique_ptr<Actor>>> actors;
   // Each actor's creation number (its key in `actors`) and address.
   std::unordered_map<Guid, std::pair<std::uint64_t, Actor*>> by_id;
   std::uint64_t next_seq = 0;
@@ -494,10 +495,10 @@ void Scene::ListGlobals(std::vector<world::GlobalView>* out) {
   add("LevelScript", registry_.FindClass<LevelScript>(), world_->level_script.get());
 }
 
-void Scene::ListActors(Name level, std::vector<world::ActorView>* out) {
+void Scene::VisitActors(Name level, const std::function<void(const world::ActorView&)>& visit) {
   if (!world_) return;
   for (const auto& [seq, a] : world_->actors)
-    if (a->level == level) out->push_back(ViewOf(*a));
+    if (a->level == level) visit(ViewOf(*a));
 }
 
 void Scene::ListComponents(const world::ActorView& actor, std::vector<world::ComponentView>* out) {
@@ -573,7 +574,7 @@ Result<Actor*> Scene::MakeActor(World& world, const ClassInfo& cls, Guid id, Nam
   actor->transform = transform;
   for (auto& c : actor->components) c->owner = actor;
   const std::uint64_t seq = world.next_seq++;
-  world.actors.emplace(seq, std::unique_ptr<Actor>(actor));
+  world.actors.emplace_back(seq, std::unique_ptr<Actor>(actor));
   world.by_id.emplace(id, std::make_pair(seq, actor));
   return actor;
 }
@@ -617,12 +618,23 @@ void Scene::DestroyMany(const std::vector<Guid>& ids) {
   for (LocalPlayer& p : w.players)
     if (gone.count(p.pawn)) p.pawn = nullptr;
   ClearReferencesTo(gone);
+  std::vector<std::uint64_t> seqs;
   for (Guid id : gone_ids) {
     w.deferred.erase(id);
     auto it = w.by_id.find(id);
-    const std::uint64_t seq = it->second.first;
+    seqs.push_back(it->second.first);
     w.by_id.erase(it);
-    w.actors.erase(seq);
+  }
+  // Out of the array: a few found by their creation numbers (the array is sorted by them), many
+  // in one pass.
+  if (seqs.size() <= 16) {
+    for (std::uint64_t seq : seqs) {
+      auto at = std::lower_bound(w.actors.begin(), w.actors.end(), seq,
+                                 [](const auto& entry, std::uint64_t n) { return entry.first < n; });
+      w.actors.erase(at);
+    }
+  } else {
+    std::erase_if(w.actors, [&gone](const auto& entry) { return gone.count(entry.second.get()) > 0; });
   }
 }
 

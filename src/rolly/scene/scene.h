@@ -42,8 +42,9 @@
 //
 // The moments (world::HostEvents), in order: OpenMap builds the world, then calls
 // OnActorsInitialized (no actor began play yet; a load applies here), then BeginPlay on every
-// actor in creation order, then OnBeginPlay. AddLevel makes the level's actors, begins their play
-// and then calls OnLevelAdded; RemoveLevel calls OnLevelRemoved, then ends and destroys them.
+// actor in creation order, then OnBeginPlay. AddLevel makes the level's actors, calls
+// OnLevelAdded, then begins their play; RemoveLevel calls OnLevelRemoved, then ends and destroys
+// them.
 // AddComponent on an actor that finished spawning calls OnComponentCreated.
 //
 // Thread rules: the game thread only. Pointers to actors, components and globals stay valid until
@@ -101,7 +102,8 @@ class Scene : public world::Host {
   std::string CurrentMap() const override;
   std::vector<Name> Levels() const override;
   void ListGlobals(std::vector<world::GlobalView>* out) override;
-  void ListActors(Name level, std::vector<world::ActorView>* out) override;
+  void VisitActors(Name level,
+                   const std::function<void(const world::ActorView&)>& visit) override;
   void ListComponents(const world::ActorView& actor,
                       std::vector<world::ComponentView>* out) override;
   void ListPlayers(std::vector<world::PlayerView>* out) override;
@@ -154,8 +156,8 @@ class Scene : public world::Host {
   Status Attach(Guid child, Guid parent, Name socket = Name());
   // Sets the owner of `actor` (none clears it). NotFound for an unknown actor.
   Status SetOwner(Guid actor, Guid owner);
-  // Loads the map's sublevel `level`: makes its actors, begins their play, then calls
-  // OnLevelAdded. NotFound for a level the map does not have; InvalidInput when it is loaded.
+  // Loads the map's sublevel `level`: makes its actors, calls OnLevelAdded, then begins their
+  // play. NotFound for a level the map does not have; InvalidInput when it is loaded.
   Status AddLevel(Name level);
   // Calls OnLevelRemoved, then ends play of and destroys every actor of sublevel `level`
   // (spawned ones too). NotFound when it is not loaded; InvalidInput for the persistent level.

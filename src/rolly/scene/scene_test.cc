@@ -133,7 +133,7 @@ class SceneTest : public ::testing::Test {
 
   std::vector<world::ActorView> Actors(Name level) {
     std::vector<world::ActorView> out;
-    scene_->ListActors(level, &out);
+    scene_->VisitActors(level, [&out](const world::ActorView& a) { out.push_back(a); });
     return out;
   }
 

@@ -23,6 +23,7 @@
 #ifndef ROLLY_WORLD_HOST_H_
 #define ROLLY_WORLD_HOST_H_
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -116,10 +117,12 @@ class Host {
 
   // --- Reading the world (capture)
   virtual void ListGlobals(std::vector<GlobalView>* out) = 0;
-  // The actors of `level`. A save writes them in the order listed, levels in Levels() order, so
-  // a host that lists in a stable order writes the same bytes for the same world; listing them in
-  // the order they sit in memory makes the capture faster.
-  virtual void ListActors(Name level, std::vector<ActorView>* out) = 0;
+  // Calls `visit` with each actor of `level` (the view lives for the call only). A save writes
+  // actors in the order visited, levels in Levels() order, so a host that visits in a stable order
+  // writes the same bytes for the same world; visiting them in the order they sit in memory makes
+  // the capture faster. The world is not changed from inside `visit`. A visitor rather than a
+  // list: a save of 100,000 actors then never holds 100,000 views at once.
+  virtual void VisitActors(Name level, const std::function<void(const ActorView&)>& visit) = 0;
   virtual void ListComponents(const ActorView& actor, std::vector<ComponentView>* out) = 0;
   virtual void ListPlayers(std::vector<PlayerView>* out) = 0;
   // The actor with `id`, if the world has it; false otherwise.

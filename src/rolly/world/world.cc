@@ -8,6 +8,7 @@
 
 #include "rolly/record/apply.h"
 #include "rolly/record/value_tree.h"
+#include "rolly/world/internal/guid_map.h"
 #include "rolly/world/sections.h"
 
 namespace rolly::world {
@@ -24,8 +25,8 @@ bool HasState(const reflect::ClassInfo& cls) {
   return !cls.Plan().fields.empty() || reflect::TypeRegistry::HasExtra(cls);
 }
 
-Name SavedClass(const record::ChunkTables& tables, const record::Record& r) {
-  return tables.names()[tables.layouts()[r.layout].name];
+Name SavedClass(const record::ChunkTables& tables, std::uint32_t layout) {
+  return tables.names()[tables.layouts()[layout].name];
 }
 
 // Whether a live object of `live` may take a record saved as class `saved`.
@@ -51,30 +52,33 @@ Result<std::shared_ptr<const LoadedGame>> LoadedGame::Check(std::vector<WorldChu
     if (c.id != kGlobalChunk && c.id != kWorldChunk && c.id != kPlayerChunk) {
       return InvalidInputError("chunk " + where + " is not a world chunk");
     }
-    Result<record::Payload> payload = record::DecodePayload(c.payload, &budget);
+    // Kept as its bytes with where each record lies, not decoded record by record: a loaded or
+    // held save of 100,000 actors then costs its bytes and 40 bytes a record.
+    Result<record::CheckedPayload> payload =
+        record::CheckedPayload::Check(std::move(c.payload), &budget);
     if (!payload.ok()) {
       return Status(payload.status().code(),
                     "chunk " + where + ": " + std::string(payload.status().message()));
     }
     // The world's own sections, checked before anything applies.
-    for (std::size_t i = 0; i < payload->records.size(); ++i) {
-      const record::Record& r = payload->records[i];
-      if (!record::IsKnownObjectKind(r.kind)) continue;
+    for (std::size_t i = 0; i < payload->size(); ++i) {
+      if (!record::IsKnownObjectKind(payload->kind(i))) continue;
       auto bad = [&](const Status& s) {
         return DamagedError("chunk " + where + " record " + std::to_string(i + 1) + ": " +
                             std::string(s.message()));
       };
-      if (const Section* s = r.Find(kActorSection)) {
-        if (auto a = DecodeActor(s->bytes); !a.ok()) return bad(a.status());
+      ByteView b;
+      if (payload->Find(i, kActorSection, &b)) {
+        if (auto a = DecodeActor(b); !a.ok()) return bad(a.status());
       }
-      if (const Section* s = r.Find(kComponentSection)) {
-        if (auto a = DecodeComponent(s->bytes); !a.ok()) return bad(a.status());
+      if (payload->Find(i, kComponentSection, &b)) {
+        if (auto a = DecodeComponent(b); !a.ok()) return bad(a.status());
       }
-      if (const Section* s = r.Find(kGlobalSection)) {
-        if (auto a = DecodeGlobal(s->bytes); !a.ok()) return bad(a.status());
+      if (payload->Find(i, kGlobalSection, &b)) {
+        if (auto a = DecodeGlobal(b); !a.ok()) return bad(a.status());
       }
-      if (const Section* s = r.Find(kPlayerSection)) {
-        if (auto a = DecodePlayer(s->bytes); !a.ok()) return bad(a.status());
+      if (payload->Find(i, kPlayerSection, &b)) {
+        if (auto a = DecodePlayer(b); !a.ok()) return bad(a.status());
       }
     }
     if (c.id == kWorldChunk) {
@@ -126,52 +130,8 @@ struct WorldCapture::ChunkState {
   std::unordered_map<std::string, std::uint32_t> tombstone_layouts;
 };
 
-// A set of GUIDs in one table (open addressing, linear probing): no allocation per entry.
-class WorldCapture::GuidSet {
- public:
-  void Reserve(std::size_t n) {
-    std::size_t want = 16;
-    while (want * 7 < n * 10) want *= 2;
-    if (want > slots_.size()) Rehash(want);
-  }
-  // False when `id` was there already.
-  bool Insert(Guid id) {
-    if (id.is_none()) return !std::exchange(has_none_, true);
-    if ((used_ + 1) * 10 > slots_.size() * 7) Rehash(std::max<std::size_t>(16, slots_.size() * 2));
-    for (std::size_t i = Home(id);; i = (i + 1) & (slots_.size() - 1)) {
-      if (slots_[i].is_none()) {
-        slots_[i] = id;
-        ++used_;
-        return true;
-      }
-      if (slots_[i] == id) return false;
-    }
-  }
-  bool Contains(Guid id) const {
-    if (id.is_none()) return has_none_;
-    if (slots_.empty()) return false;
-    for (std::size_t i = Home(id);; i = (i + 1) & (slots_.size() - 1)) {
-      if (slots_[i].is_none()) return false;
-      if (slots_[i] == id) return true;
-    }
-  }
-
- private:
-  std::size_t Home(Guid id) const {
-    const std::uint64_t h = (id.high() ^ (id.low() * 0x9E3779B97F4A7C15ull)) * 0xBF58476D1CE4E5B9ull;
-    return static_cast<std::size_t>(h >> 32) & (slots_.size() - 1);
-  }
-  void Rehash(std::size_t size) {
-    std::vector<Guid> old = std::exchange(slots_, std::vector<Guid>(size));
-    used_ = 0;
-    for (Guid id : old) {
-      if (!id.is_none()) Insert(id);
-    }
-  }
-  std::vector<Guid> slots_;
-  std::size_t used_ = 0;
-  bool has_none_ = false;
-};
+// The captured subjects' IDs (Finish).
+class WorldCapture::GuidSet : public world_internal::GuidSet {};
 
 // Where each subject is saved: references between saved objects become record indexes (same
 // chunk) or subject IDs. Objects are found by address in one table (open addressing).
@@ -241,17 +201,16 @@ WorldCapture::WorldCapture(World& world)
 
 WorldCapture::~WorldCapture() = default;
 
-std::size_t WorldCapture::total() const { return subjects_.size(); }
-
 void WorldCapture::Gather() {
   Host& host = world_.host();
-  const World::CaptureHint& hint = world_.capture_hint_;
+  // A level's capture (only_level_) takes that level's actors alone, and sizes nothing by a save's.
+  const bool whole = only_level_.is_none();
+  const World::CaptureHint hint = whole ? world_.capture_hint_ : World::CaptureHint{};
   auto add_chunk = [&](ChunkId id, std::string key) {
     auto c = std::make_unique<ChunkState>();
     c->id = id;
     c->key = std::move(key);
     c->writer = std::make_unique<record::ChunkWriter>(&budget_);
-    if (id == kWorldChunk) c->writer->Reserve(hint.world_chunk_bytes);
     c->capturer = std::make_unique<record::Capturer>(c->writer.get(), links_.get());
     chunks_.push_back(std::move(c));
     return chunks_.size() - 1;
@@ -288,39 +247,50 @@ void WorldCapture::Gather() {
   // Globals.
   const std::size_t glob = add_chunk(kGlobalChunk, "");
   std::vector<GlobalView> globals;
-  host.ListGlobals(&globals);
+  if (whole) host.ListGlobals(&globals);
   for (const GlobalView& g : globals) {
     if (!g.object || !HasState(*g.object.cls)) continue;
     fits(g.role.view());
     add(glob, RecordKind::kObject, DeriveGlobalId(g.role, g.object.cls->name()), g.object, Name());
     section(kGlobalSection, [&](Bytes* out) { AppendGlobal({false, g.role.str()}, out); });
   }
-  for (const auto& [name, object] : world_.registered_) {
-    add(glob, RecordKind::kObject, DeriveRegisteredId(name), object, Name());
+  // (Named copies, not structured bindings: clang 14 does not let a lambda capture those.)
+  for (const auto& entry : world_.registered_) {
+    if (!whole) break;
+    const Name name = entry.first;
+    add(glob, RecordKind::kObject, DeriveRegisteredId(name), entry.second, Name());
     section(kGlobalSection, [&](Bytes* out) { AppendGlobal({true, name.str()}, out); });
   }
 
-  // Actors of every level, by ID, each followed by its components; then tombstones.
+  // Actors of every level, in the host's order (usually the order they sit in memory, which is
+  // fastest to walk), each followed by its components; then tombstones.
   const std::size_t wrld = add_chunk(kWorldChunk, host.CurrentMap());
-  std::vector<ActorView> actors;
-  actors.reserve(hint.actors);
   std::vector<Name> levels = host.Levels();
-  for (Name level : levels) host.ListActors(level, &actors);
-  // Actors save in the order the host lists them: that is usually the order they sit in memory,
-  // and walking them so is a quarter faster than in ID order on the reference scene.
-  subjects_.reserve(std::max(hint.subjects, actors.size() + world_.placed_.size() / 16 + 64));
+  const Name persistent = levels.empty() ? Name() : levels.front();
+  if (!whole) levels.assign(1, only_level_);
+  subjects_.reserve(std::max<std::size_t>(hint.subjects, 64));
   section_bytes_.reserve(hint.section_bytes);
   links_->Reserve(subjects_.capacity());
+  // Every actor's ID, to find the placed actors destroyed in play; the players' own pawns, which
+  // save with their player (with the transform they have now).
+  std::vector<Guid> ids;
+  ids.reserve(hint.actors);
+  std::vector<PlayerView> players;
+  if (whole) host.ListPlayers(&players);
+  std::vector<std::pair<const void*, reflect::Transformd>> pawns;
   std::vector<ComponentView> components;
-  const Name persistent = levels.empty() ? Name() : levels.front();
-  for (const ActorView& a : actors) {
-    if (a.player_pawn || a.saving == Saving::kNever || !a.object) continue;
+  auto visit = [&](const ActorView& a) {
+    ids.push_back(a.id);
+    for (const PlayerView& p : players) {
+      if (p.pawn && p.pawn.ptr == a.object.ptr) pawns.emplace_back(a.object.ptr, a.transform);
+    }
+    if (a.player_pawn || a.saving == Saving::kNever || !a.object) return;
     components.clear();
     host.ListComponents(a, &components);
     std::erase_if(components, [](const ComponentView& c) {
       return !c.object || !HasState(*c.object.cls);
     });
-    if (a.saving != Saving::kAlways && !HasState(*a.object.cls) && components.empty()) continue;
+    if (a.saving != Saving::kAlways && !HasState(*a.object.cls) && components.empty()) return;
     ActorSection actor;
     actor.spawned = a.spawned;
     if (a.level != persistent) actor.level = a.level.view();
@@ -339,47 +309,52 @@ void WorldCapture::Gather() {
       add(wrld, RecordKind::kComponent, DeriveComponentId(a.id, c.name), c.object, Name());
       section(kComponentSection, [&](Bytes* out) { AppendComponent({a.id, c.name.str()}, out); });
     }
-  }
+  };
+  for (Name level : levels) host.VisitActors(level, visit);
   // The placed actors the map made and the world lacks now: both lists sorted by ID.
-  std::vector<Guid> ids;
-  ids.reserve(actors.size());
-  for (const ActorView& a : actors) ids.push_back(a.id);
   std::sort(ids.begin(), ids.end());
   auto live = ids.begin();
-  for (const auto& [id, placed] : world_.placed_) {
-    while (live != ids.end() && *live < id) ++live;
-    if (live != ids.end() && *live == id) continue;
+  for (const World::PlacedActor& placed : world_.placed_) {
+    if (!whole && placed.level != only_level_) continue;
+    while (live != ids.end() && *live < placed.id) ++live;
+    if (live != ids.end() && *live == placed.id) continue;
     ActorSection actor;
     actor.destroyed = true;
-    if (placed.second != persistent) actor.level = placed.second.view();
-    add(wrld, RecordKind::kActor, id, Object{}, placed.first);
+    if (placed.level != persistent) actor.level = placed.level.view();
+    add(wrld, RecordKind::kActor, placed.id, Object{}, placed.cls);
     section(kActorSection, [&](Bytes* out) { AppendActor(actor, out); });
   }
+  if (whole) world_.capture_hint_.actors = ids.size();
+  ids = std::vector<Guid>();
 
   // Local players, a chunk each.
-  std::vector<PlayerView> players;
-  host.ListPlayers(&players);
   for (const PlayerView& p : players) {
     const auto index = static_cast<std::uint32_t>(p.index);
     const std::size_t plyr = add_chunk(kPlayerChunk, PlayerChunkKey(index));
     const std::pair<PlayerPart, Object> parts[] = {{PlayerPart::kController, p.controller},
                                                    {PlayerPart::kPawn, p.pawn},
                                                    {PlayerPart::kPlayerState, p.player_state}};
-    for (const auto& [part, object] : parts) {
+    for (const auto& entry : parts) {
+      const PlayerPart part = entry.first;
+      const Object object = entry.second;
       if (!object || !HasState(*object.cls)) continue;
       add(plyr, RecordKind::kPlayer, DerivePlayerId(index, part), object, Name());
       section(kPlayerSection, [&](Bytes* out) { AppendPlayer({index, part}, out); });
       if (part == PlayerPart::kPawn) {
-        for (const ActorView& a : actors) {
-          if (a.object.ptr != object.ptr) continue;
+        for (const auto& [pawn, transform] : pawns) {
+          if (pawn != object.ptr) continue;
           ActorSection actor;
-          actor.transform = a.transform;
+          actor.transform = transform;
           section(kActorSection, [&](Bytes* out) { AppendActor(actor, out); });
         }
       }
     }
   }
-  world_.capture_hint_.actors = actors.size();
+  // The world chunk's room, reserved last (after the ID list went), and the room to remember its
+  // objects for their OnSaved hooks.
+  chunks_[wrld]->writer->Reserve(hint.world_chunk_bytes);
+  chunks_[wrld]->capturer->Reserve(chunks_[wrld]->count + chunks_[wrld]->count / 16);
+  total_ = subjects_.size();
 }
 
 Status WorldCapture::Step() {
@@ -438,59 +413,84 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
   if (!done()) return InvalidInputError("the capture has subjects left");
   const reflect::TypeRegistry& registry = world_.registry();
   const std::shared_ptr<const LoadedGame>& held = world_.held();
+  const bool whole = only_level_.is_none();
+  if (whole) {
+    world_.capture_hint_.subjects = subjects_.size();
+    world_.capture_hint_.section_bytes = section_bytes_.size();
+  }
   std::vector<Name> levels = world_.host().Levels();
   std::vector<WorldChunk> out;
+  // What only the steps needed goes first, so the capture does not hold it and what Finish adds
+  // at once.
+  links_.reset();
+  section_bytes_ = Bytes();
+  step_sections_ = std::vector<Section>();
   // Records of the held save whose objects are not there now are written back.
-  if (held) {
+  if (held || !world_.level_memory_.empty()) {
     // The subjects captured, and those kept below.
     std::size_t held_records = 0;
-    for (const LoadedGame::Chunk& from : held->chunks()) held_records += from.payload.records.size();
+    static const std::vector<LoadedGame::Chunk> kNoChunks;
+    const std::vector<LoadedGame::Chunk>& held_chunks = held ? held->chunks() : kNoChunks;
+    for (const LoadedGame::Chunk& from : held_chunks) held_records += from.payload.size();
     captured_ids_ = std::make_unique<GuidSet>();
     captured_ids_->Reserve(subjects_.size() + held_records / 8);
     for (const Subject& s : subjects_) captured_ids_->Insert(s.id);
-    for (const LoadedGame::Chunk& from : held->chunks()) {
+    subjects_ = std::vector<Subject>();
+    // Level memory wins over the held save for its levels (its actors' components too).
+    GuidSet remembered_actors;
+    ROLLY_RETURN_IF_ERROR(KeepRemembered(&remembered_actors));
+    for (const LoadedGame::Chunk& from : held_chunks) {
       ChunkState* into = nullptr;
       for (auto& c : chunks_) {
         if (c->id == from.id && c->key == from.key) into = c.get();
       }
+      // A level's capture keeps only the held records of its level (in its map's chunk).
+      if (!whole && (into == nullptr || into->id != kWorldChunk)) continue;
       if (into == nullptr) {
         // A chunk this save does not make (another map's world, a player not playing now): kept
         // whole.
-        ROLLY_ASSIGN_OR_RETURN(Bytes bytes, record::EncodePayload(from.payload));
-        out.push_back({from.id, from.key, std::move(bytes)});
+        out.push_back({from.id, from.key, from.payload.bytes()});
         continue;
       }
-      for (const record::Record& r : from.payload.records) {
-        if (!record::IsKnownObjectKind(r.kind) || captured_ids_->Contains(r.subject)) continue;
-        Name cls = SavedClass(from.payload.tables, r);
+      const record::CheckedPayload& records = from.payload;
+      for (std::size_t i = 0; i < records.size(); ++i) {
+        const Guid subject = records.subject(i);
+        if (!record::IsKnownObjectKind(records.kind(i)) || captured_ids_->Contains(subject)) continue;
+        Name cls = SavedClass(records.tables(), records.layout(i));
         bool keep = false;
+        ByteView section;
         if (from.id == kWorldChunk) {
-          const Section* actor = r.Find(kActorSection);
-          if (actor != nullptr) {
-            Result<ActorSection> a = DecodeActor(actor->bytes);
+          if (records.Find(i, kActorSection, &section)) {
+            Result<ActorSection> a = DecodeActor(section);
             bool level_loaded =
                 a.ok() && (a->level.empty() ||
                            std::find(levels.begin(), levels.end(), Name(a->level)) != levels.end());
-            // An actor of a level not loaded now, or of a class the game does not register.
             // An actor of a level not loaded now (its tombstone too: nothing else remembers it),
-            // or of a class the game does not register.
+            // or of a class the game does not register. Level memory replaces a level's records.
+            // A level's capture keeps its own level's records as a save would.
             keep = a.ok() &&
                    (!level_loaded || (!a->destroyed && registry.FindClass(cls) == nullptr));
-          } else if (const Section* comp = r.Find(kComponentSection)) {
+            if (!whole) {
+              keep = keep && !a->level.empty() && Name(a->level) == only_level_;
+            } else if (keep && !a->level.empty() && world_.RemembersLevel(Name(a->level))) {
+              keep = false;
+            }
+          } else if (records.Find(i, kComponentSection, &section)) {
             // A component not there now (of a class gone, or not created yet since a load: its
             // record waits for it) stays with its actor.
-            Result<ComponentSection> c = DecodeComponent(comp->bytes);
-            keep = c.ok() && captured_ids_->Contains(c->actor);
+            Result<ComponentSection> c = DecodeComponent(section);
+            keep = c.ok() && captured_ids_->Contains(c->actor) &&
+                   !remembered_actors.Contains(c->actor);
           }
         } else {
           keep = true;  // a global or a player's part that is not there now
         }
         if (!keep) continue;
         Result<record::Record> moved = record::MoveRecord(
-            from.payload.tables, r, &into->writer->tables(), &from.payload.records, kTableFree);
+            records.tables(), records.Get(i), &into->writer->tables(), &records, kTableFree);
         if (!moved.ok()) continue;  // a record this version cannot move goes
         ROLLY_RETURN_IF_ERROR(into->writer->Add(*moved));
-        captured_ids_->Insert(r.subject);
+        captured_ids_->Insert(subject);
       }
     }
   }
@@ -499,12 +499,11 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
     if (c->writer->record_count() == 0 && c->id != kWorldChunk) continue;
     made.push_back({c->id, c->key, c->writer->Finish()});
     // The next capture reserves this much at once (a little more, for a world that grows).
-    if (c->id == kWorldChunk) {
+    if (c->id == kWorldChunk && whole) {
       world_.capture_hint_.world_chunk_bytes = made.back().payload.size() + made.back().payload.size() / 16;
     }
   }
-  world_.capture_hint_.subjects = subjects_.size();
-  world_.capture_hint_.section_bytes = section_bytes_.size();
+
   made.insert(made.end(), std::make_move_iterator(out.begin()), std::make_move_iterator(out.end()));
   return made;
 }
@@ -560,10 +559,9 @@ class World::Applier : public record::ObjectLinks {
   }
 
   void* Resolve(Guid id, const reflect::ClassInfo& cls) override {
-    auto it = objects_.find(id);
     Object o;
-    if (it != objects_.end()) {
-      o = it->second;
+    if (const Object* found = objects_.Find(id)) {
+      o = *found;
     } else {
       ActorView view;
       if (!host_.FindActor(id, &view)) return nullptr;
@@ -574,6 +572,12 @@ class World::Applier : public record::ObjectLinks {
 
   Status Run() {
     const std::string map = host_.CurrentMap();
+    if (only_level_.is_none()) {
+      std::size_t records = 0;
+      for (const LoadedGame::Chunk& c : game_->chunks()) records += c.payload.size();
+      objects_.Reserve(records);
+      targets_.reserve(records);
+    }
     // Find every record's object first; nothing changes yet.
     for (const LoadedGame::Chunk& c : game_->chunks()) {
       if (c.id == kGlobalChunk && only_level_.is_none()) FindGlobals(c);
@@ -592,7 +596,7 @@ class World::Applier : public record::ObjectLinks {
         ++report_->kept;
         continue;
       }
-      objects_[s.id] = view->object;
+      objects_.Put(s.id, view->object);
       targets_.push_back({s.chunk, s.record, view->object, true});
       placements_.push_back({s.id, s.actor});
       ++report_->spawned;
@@ -604,7 +608,7 @@ class World::Applier : public record::ObjectLinks {
       if (t.first_pass) ApplyOne(t);
     }
     for (Spawn& s : spawns_) {
-      if (objects_.count(s.id)) host_.FinishSpawn(s.id);
+      if (objects_.Contains(s.id)) host_.FinishSpawn(s.id);
     }
     for (const Target& t : targets_) {
       if (!t.first_pass) ApplyOne(t);
@@ -647,19 +651,18 @@ class World::Applier : public record::ObjectLinks {
   }
 
   void Take(const LoadedGame::Chunk& c, std::size_t i, Object o, bool first_pass) {
-    objects_[c.payload.records[i].subject] = o;
+    objects_.Put(c.payload.subject(i), o);
     targets_.push_back({&c, i, o, first_pass});
   }
 
   void FindGlobals(const LoadedGame::Chunk& c) {
     std::vector<GlobalView> globals;
     host_.ListGlobals(&globals);
-    for (std::size_t i = 0; i < c.payload.records.size(); ++i) {
-      const record::Record& r = c.payload.records[i];
-      const Section* s = r.Find(kGlobalSection);
-      if (!record::IsKnownObjectKind(r.kind) || s == nullptr) continue;
-      GlobalSection g = *DecodeGlobal(s->bytes);
-      Name saved = SavedClass(c.payload.tables, r);
+    for (std::size_t i = 0; i < c.payload.size(); ++i) {
+      ByteView section;
+      if (!c.payload.Find(i, kGlobalSection, &section)) continue;
+      GlobalSection g = *DecodeGlobal(section);
+      Name saved = SavedClass(c.payload.tables(), c.payload.layout(i));
       Object found;
       if (g.registered) {
         auto it = world_.registered_.find(Name(g.name));
@@ -675,7 +678,7 @@ class World::Applier : public record::ObjectLinks {
         continue;
       }
       if (!SameClass(registry_, saved, found.cls)) {
-        Mismatch(saved, r.subject, found.cls);
+        Mismatch(saved, c.payload.subject(i), found.cls);
         continue;
       }
       Take(c, i, found, false);
@@ -685,19 +688,20 @@ class World::Applier : public record::ObjectLinks {
   void FindActors(const LoadedGame::Chunk& c) {
     const std::vector<Name> levels = host_.Levels();
     const Name persistent = levels.empty() ? Name() : levels.front();
-    for (std::size_t i = 0; i < c.payload.records.size(); ++i) {
-      const record::Record& r = c.payload.records[i];
-      if (!record::IsKnownObjectKind(r.kind)) continue;
-      Name saved = SavedClass(c.payload.tables, r);
-      if (const Section* s = r.Find(kActorSection)) {
-        ActorSection a = *DecodeActor(s->bytes);
+    for (std::size_t i = 0; i < c.payload.size(); ++i) {
+      if (!record::IsKnownObjectKind(c.payload.kind(i))) continue;
+      const Guid subject = c.payload.subject(i);
+      Name saved = SavedClass(c.payload.tables(), c.payload.layout(i));
+      ByteView section;
+      if (c.payload.Find(i, kActorSection, &section)) {
+        ActorSection a = *DecodeActor(section);
         const Name actor_level = a.level.empty() ? persistent : Name(a.level);
         if (!only_level_.is_none() && actor_level != only_level_) continue;
-        if (!only_level_.is_none()) level_actors_.insert(r.subject);
+        if (!only_level_.is_none()) level_actors_.insert(subject);
         ActorView view;
-        const bool present = host_.FindActor(r.subject, &view);
+        const bool present = host_.FindActor(subject, &view);
         if (a.destroyed) {
-          if (present && !view.spawned) remove_.push_back(r.subject);
+          if (present && !view.spawned) remove_.push_back(subject);
           if (std::find(levels.begin(), levels.end(), actor_level) == levels.end()) {
             ++report_->kept;  // a level not loaded: written back by the next save
           }
@@ -705,24 +709,24 @@ class World::Applier : public record::ObjectLinks {
         }
         if (present) {
           if (!SameClass(registry_, saved, view.object.cls)) {
-            Mismatch(saved, r.subject, view.object.cls);
+            Mismatch(saved, subject, view.object.cls);
             continue;
           }
           Take(c, i, view.object, false);
-          placements_.push_back({r.subject, a});
+          placements_.push_back({subject, a});
           continue;
         }
         const reflect::ClassInfo* cls = registry_.FindClass(saved);
         Name level = a.level.empty() ? persistent : Name(a.level);
         bool level_loaded = std::find(levels.begin(), levels.end(), level) != levels.end();
         if (!a.spawned || cls == nullptr || !level_loaded) {
-          Message("actor " + Describe(saved, r.subject) + " is not there: its record is kept");
+          Message("actor " + Describe(saved, subject) + " is not there: its record is kept");
           ++report_->kept;
           continue;
         }
-        spawns_.push_back({&c, i, r.subject, cls, level, a});
-      } else if (const Section* cs = r.Find(kComponentSection)) {
-        ComponentSection comp = *DecodeComponent(cs->bytes);
+        spawns_.push_back({&c, i, subject, cls, level, a});
+      } else if (c.payload.Find(i, kComponentSection, &section)) {
+        ComponentSection comp = *DecodeComponent(section);
         if (!only_level_.is_none() && !level_actors_.count(comp.actor)) continue;
         pending_components_.push_back({&c, i, std::move(comp)});
       }
@@ -741,8 +745,8 @@ class World::Applier : public record::ObjectLinks {
   }
 
   void FindComponent(const Pending& p) {
-    const record::Record& r = p.chunk->payload.records[p.record];
-    Name saved = SavedClass(p.chunk->payload.tables, r);
+    const record::CheckedPayload& records = p.chunk->payload;
+    Name saved = SavedClass(records.tables(), records.layout(p.record));
     ActorView actor;
     if (!host_.FindActor(p.comp.actor, &actor)) {
       Message("component " + p.comp.name + " of actor " + p.comp.actor.ToString() +
@@ -750,13 +754,13 @@ class World::Applier : public record::ObjectLinks {
       ++report_->kept;
       return;
     }
-    std::vector<ComponentView> components;
-    host_.ListComponents(actor, &components);
+    components_.clear();
+    host_.ListComponents(actor, &components_);
     Name name(p.comp.name);
-    for (const ComponentView& v : components) {
+    for (const ComponentView& v : components_) {
       if (v.name != name) continue;
       if (!SameClass(registry_, saved, v.object.cls)) {
-        Mismatch(saved, r.subject, v.object.cls);
+        Mismatch(saved, records.subject(p.record), v.object.cls);
         return;
       }
       Take(*p.chunk, p.record, v.object, spawning_.count(p.comp.actor) > 0);
@@ -776,13 +780,11 @@ class World::Applier : public record::ObjectLinks {
   void FindPlayers(const LoadedGame::Chunk& c) {
     std::vector<PlayerView> players;
     host_.ListPlayers(&players);
-    std::vector<ActorView> pawns;
-    for (std::size_t i = 0; i < c.payload.records.size(); ++i) {
-      const record::Record& r = c.payload.records[i];
-      const Section* s = r.Find(kPlayerSection);
-      if (!record::IsKnownObjectKind(r.kind) || s == nullptr) continue;
-      PlayerSection p = *DecodePlayer(s->bytes);
-      Name saved = SavedClass(c.payload.tables, r);
+    for (std::size_t i = 0; i < c.payload.size(); ++i) {
+      ByteView section;
+      if (!c.payload.Find(i, kPlayerSection, &section)) continue;
+      PlayerSection p = *DecodePlayer(section);
+      Name saved = SavedClass(c.payload.tables(), c.payload.layout(i));
       Object found;
       for (const PlayerView& v : players) {
         if (static_cast<std::uint32_t>(v.index) != p.index) continue;
@@ -797,25 +799,24 @@ class World::Applier : public record::ObjectLinks {
         continue;
       }
       if (!SameClass(registry_, saved, found.cls)) {
-        Mismatch(saved, r.subject, found.cls);
+        Mismatch(saved, c.payload.subject(i), found.cls);
         continue;
       }
       Take(c, i, found, false);
-      if (const Section* a = r.Find(kActorSection); a && p.part == PlayerPart::kPawn) {
+      ByteView pawn_place;
+      if (p.part == PlayerPart::kPawn && c.payload.Find(i, kActorSection, &pawn_place)) {
         // The pawn keeps its saved place; its ID is the host's.
         std::vector<Name> levels = host_.Levels();
         for (Name level : levels) {
-          pawns.clear();
-          host_.ListActors(level, &pawns);
-          for (const ActorView& v : pawns) {
+          host_.VisitActors(level, [&](const ActorView& v) {
             if (v.object.ptr == found.ptr) {
-              ActorSection placed = *DecodeActor(a->bytes);
+              ActorSection placed = *DecodeActor(pawn_place);
               placed.owner = v.owner;
               placed.attach_parent = v.attach_parent;
               placed.attach_socket = v.attach_socket.str();
               placements_.push_back({v.id, placed});
             }
-          }
+          });
         }
       }
     }
@@ -828,10 +829,12 @@ class World::Applier : public record::ObjectLinks {
   }
 
   void ApplyOne(const Target& t) {
-    const record::Record& r = t.chunk->payload.records[t.record];
+    // Decoded again from the kept bytes, into one record reused from apply to apply.
+    t.chunk->payload.Read(t.record, &record_);
+    const record::Record& r = record_;
     Status s = ApplierFor(t.chunk).Apply(r, *t.object.cls, t.object.ptr, &report_->messages);
     if (!s.ok()) {
-      Message("record of " + Describe(SavedClass(t.chunk->payload.tables, r), r.subject) +
+      Message("record of " + Describe(SavedClass(t.chunk->payload.tables(), r.layout), r.subject) +
               " was not applied: " + std::string(s.message()));
       return;
     }
@@ -851,8 +854,10 @@ class World::Applier : public record::ObjectLinks {
   std::vector<Pending> pending_components_;
   std::vector<Guid> remove_;
   std::vector<std::pair<Guid, ActorSection>> placements_;
-  std::unordered_map<Guid, Object> objects_;
+  world_internal::GuidMap<Object> objects_;
   std::map<const LoadedGame::Chunk*, std::unique_ptr<record::Applier>> appliers_;
+  std::vector<ComponentView> components_;
+  record::Record record_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -879,12 +884,18 @@ Status World::Register(Name name, Object object) {
   // A held record waiting for this name applies now.
   if (held_ && !applying_) {
     if (const LoadedGame::Chunk* c = held_->Find(kGlobalChunk, "")) {
-      for (const record::Record& r : c->payload.records) {
-        const Section* s = r.Find(kGlobalSection);
-        if (r.subject != DeriveRegisteredId(name) || s == nullptr) continue;
-        if (!SameClass(registry_, SavedClass(c->payload.tables, r), object.cls)) break;
+      const Guid id = DeriveRegisteredId(name);
+      for (std::size_t i = 0; i < c->payload.size(); ++i) {
+        ByteView section;
+        if (c->payload.subject(i) != id || !c->payload.Find(i, kGlobalSection, &section)) continue;
+        if (!SameClass(registry_, SavedClass(c->payload.tables(), c->payload.layout(i)),
+                       object.cls)) {
+          break;
+        }
         record::Applier applier(registry_, c->payload, nullptr);
-        if (applier.Apply(r, *object.cls, object.ptr, nullptr).ok()) applier.RunLoadedHooks();
+        if (applier.Apply(c->payload.Get(i), *object.cls, object.ptr, nullptr).ok()) {
+          applier.RunLoadedHooks();
+        }
       }
     }
   }
@@ -895,6 +906,7 @@ void World::Unregister(Name name) { registered_.erase(name); }
 
 std::unique_ptr<WorldCapture> World::BeginCapture() {
   std::unique_ptr<WorldCapture> capture(new WorldCapture(*this));
+  capture->level_memory_mark_ = level_memory_clock_;
   capture->Gather();
   return capture;
 }
@@ -902,6 +914,7 @@ std::unique_ptr<WorldCapture> World::BeginCapture() {
 Status World::Apply(std::shared_ptr<const LoadedGame> game, ApplyReport* report) {
   if (applying_) return BusyError("a load is setting values");
   if (game == nullptr) return InvalidInputError("no save to apply");
+  level_memory_.clear();  // the loaded save's state wins over what levels remembered
   ApplyReport local;
   if (report == nullptr) report = &local;
   applying_ = true;
@@ -927,18 +940,26 @@ void World::CancelPendingApply() {
 }
 
 void World::NotePlacedActors(Name level) {
-  std::vector<ActorView> actors;
-  host_.ListActors(level, &actors);
-  for (const ActorView& a : actors) {
+  const std::size_t before = placed_.size();
+  host_.VisitActors(level, [this](const ActorView& a) {
     if (!a.spawned && !a.player_pawn && a.object) {
-      placed_[a.id] = {a.object.cls->name(), a.level};
+      placed_.push_back({a.id, a.object.cls->name(), a.level});
     }
-  }
+  });
+  // Kept sorted by ID (a save walks it beside its sorted list of live IDs), one entry per ID.
+  auto by_id = [](const PlacedActor& x, const PlacedActor& y) { return x.id < y.id; };
+  std::sort(placed_.begin() + static_cast<std::ptrdiff_t>(before), placed_.end(), by_id);
+  std::inplace_merge(placed_.begin(), placed_.begin() + static_cast<std::ptrdiff_t>(before),
+                     placed_.end(), by_id);
+  placed_.erase(std::unique(placed_.begin(), placed_.end(),
+                            [](const PlacedActor& x, const PlacedActor& y) { return x.id == y.id; }),
+                placed_.end());
 }
 
 void World::OnActorsInitialized() {
   placed_.clear();
   waiting_.clear();
+  level_memory_.clear();  // the levels it remembered belong to the world that went
   for (Name level : host_.Levels()) NotePlacedActors(level);
   if (!pending_) return;
   std::shared_ptr<const LoadedGame> game = std::move(pending_);
@@ -955,35 +976,149 @@ void World::OnBeginPlay() {}
 
 void World::OnLevelAdded(Name level) {
   NotePlacedActors(level);
-  if (!held_ || applying_) return;
-  // The held save's records of this level's actors apply before the level's begin play: its
-  // placed actors held destroyed go, spawned ones come back, the others get their values.
-  ApplyReport report;
+  // What the level remembered since it left, else the held save's records of its actors, apply
+  // before the level's begin play: its placed actors held destroyed go, spawned ones come back,
+  // the others get their values.
+  std::shared_ptr<const LoadedGame> memory = TakeLevelMemory(level);
+  const std::shared_ptr<const LoadedGame>& game = memory ? memory : held_;
+  if (!game || applying_) return;
+  LevelReport report;
+  report.event = LevelReport::Event::kApplied;
+  report.level = level;
+  report.from_memory = memory != nullptr;
   applying_ = true;
-  Applier applier(*this, held_, &report, level);
-  applier.Run().IgnoreError();
+  Applier applier(*this, game, &report.apply, level);
+  report.status = applier.Run();
   applying_ = false;
+  Notify(report);
 }
 
 void World::OnLevelRemoved(Name level) {
-  std::erase_if(placed_, [&](const auto& entry) { return entry.second.second == level; });
+  RememberLevel(level);  // first: its tombstones are the placed actors noted below
+  std::erase_if(placed_, [&](const PlacedActor& p) { return p.level == level; });
 }
 
 void World::OnComponentCreated(Guid actor, const ComponentView& component) {
   for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
     WaitingComponent& w = **it;
     if (w.actor != actor || w.name != component.name) continue;
-    const record::Record& r = w.chunk->payload.records[w.record];
+    const record::CheckedPayload& records = w.chunk->payload;
     if (component.object &&
-        SameClass(registry_, SavedClass(w.chunk->payload.tables, r), component.object.cls)) {
-      record::Applier applier(registry_, w.chunk->payload, nullptr);
-      if (applier.Apply(r, *component.object.cls, component.object.ptr, nullptr).ok()) {
+        SameClass(registry_, SavedClass(records.tables(), records.layout(w.record)),
+                  component.object.cls)) {
+      record::Applier applier(registry_, records, nullptr);
+      if (applier.Apply(records.Get(w.record), *component.object.cls, component.object.ptr, nullptr)
+              .ok()) {
         applier.RunLoadedHooks();
       }
     }
     waiting_.erase(it);
     return;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Level memory (docs/world.md, "Streamed levels")
+
+// A component record waiting for its component in a level (held_ or a memory applied it) needs
+// nothing here: the held save holds it too, as every save and level capture since it was held
+// kept it (a load drops the memory and sets a new held save).
+Status WorldCapture::KeepRemembered(GuidSet* remembered_actors) {
+  ChunkState* into = nullptr;
+  for (auto& c : chunks_) {
+    if (c->id == kWorldChunk) into = c.get();
+  }
+  if (into == nullptr) return OkStatus();
+  auto move = [&](const record::CheckedPayload& from, std::size_t i) -> Status {
+    ROLLY_ASSIGN_OR_RETURN(record::Record moved,
+                           record::MoveRecord(from.tables(), from.Get(i), &into->writer->tables(),
+                                              &from, kTableFree));
+    ROLLY_RETURN_IF_ERROR(into->writer->Add(moved));
+    captured_ids_->Insert(from.subject(i));
+    return OkStatus();
+  };
+  // A save writes what each level out now remembered (a level's capture finds none: its level is
+  // loaded until it is removed, and its memory went when it was added).
+  for (const World::LevelMemory& m : world_.level_memory_) {
+    if (!only_level_.is_none()) break;
+    const LoadedGame::Chunk* from = m.records->Find(kWorldChunk, into->key);
+    if (from == nullptr) continue;
+    const record::CheckedPayload& records = from->payload;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      const Guid subject = records.subject(i);
+      if (!record::IsKnownObjectKind(records.kind(i)) || captured_ids_->Contains(subject)) continue;
+      ByteView section;
+      if (records.Find(i, kActorSection, &section)) remembered_actors->Insert(subject);
+      ROLLY_RETURN_IF_ERROR(move(records, i));
+    }
+  }
+  return OkStatus();
+}
+
+bool World::RemembersLevel(Name level) const {
+  for (const LevelMemory& m : level_memory_) {
+    if (m.level == level) return true;
+  }
+  return false;
+}
+
+std::shared_ptr<const LoadedGame> World::TakeLevelMemory(Name level) {
+  for (auto it = level_memory_.begin(); it != level_memory_.end(); ++it) {
+    if (it->level != level) continue;
+    std::shared_ptr<const LoadedGame> records = std::move(it->records);
+    level_memory_.erase(it);
+    return records;
+  }
+  return nullptr;
+}
+
+void World::SetHeld(std::shared_ptr<const LoadedGame> game, std::uint64_t level_memory_mark) {
+  held_ = std::move(game);
+  std::erase_if(level_memory_,
+                [&](const LevelMemory& m) { return m.generation <= level_memory_mark; });
+}
+
+void World::RememberLevel(Name level) {
+  TakeLevelMemory(level);  // what an earlier removal kept, if the level never came back since
+  // The level's component records waiting for their component go with its actors (the capture
+  // below keeps them with the rest of the level's records).
+  std::unordered_set<Guid> actors;
+  if (!waiting_.empty()) {
+    host_.VisitActors(level, [&](const ActorView& a) { actors.insert(a.id); });
+  }
+  if (!host_.IsAuthority()) {
+    std::erase_if(waiting_, [&](const auto& w) { return actors.count(w->actor) > 0; });
+    return;
+  }
+  // The level's part of the map, captured as a save captures it; no OnSaved hooks run for it.
+  std::unique_ptr<WorldCapture> capture(new WorldCapture(*this));
+  capture->only_level_ = level;
+  capture->Gather();
+  const Status ran = capture->Run();
+  Result<std::vector<WorldChunk>> chunks =
+      ran.ok() ? capture->Finish() : Result<std::vector<WorldChunk>>(ran);
+  capture->Forget();
+  capture.reset();
+  std::erase_if(waiting_, [&](const auto& w) { return actors.count(w->actor) > 0; });
+  Result<std::shared_ptr<const LoadedGame>> game =
+      chunks.ok() ? LoadedGame::Check(std::move(*chunks), registry_)
+                  : Result<std::shared_ptr<const LoadedGame>>(chunks.status());
+  LevelReport report;
+  report.level = level;
+  if (!game.ok()) {
+    report.event = LevelReport::Event::kNotRemembered;
+    report.status = game.status();
+    Notify(report);
+    return;
+  }
+  for (const LoadedGame::Chunk& c : (*game)->chunks()) report.records += c.payload.size();
+  level_memory_.push_back({level, ++level_memory_clock_, std::move(*game)});
+  report.event = LevelReport::Event::kRemembered;
+  Notify(report);
+}
+
+void World::Notify(const LevelReport& report) {
+  if (level_listener_) level_listener_(report);
 }
 
 }  // namespace rolly::world

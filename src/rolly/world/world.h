@@ -20,6 +20,13 @@
 // (ClassMismatch, reported). Component records whose component is not there wait until the host
 // reports the component created.
 //
+// Streamed levels and level memory (docs/world.md, "Streamed levels"): when the host reports a
+// level about to be removed, the World captures that level's part of the map as a save would (its
+// actors and their components, its placed actors destroyed in play as tombstones; pre-save hooks
+// run, OnSaved hooks do not) and keeps the records in memory for that level. A save made while the
+// level is out writes them in place of the held save's records of that level; when the level is
+// added again they apply to it (before its begin play) and are dropped. A load drops all of them.
+//
 // Identity (host.h): actors by ID, components by name under their actor, globals by role and
 // class, or by registered name; players by index. Every record's subject is a GUID: the actor's
 // ID, or one derived from the identity (ids.h).
@@ -81,14 +88,39 @@ struct ApplyReport {
   std::vector<std::string> messages;
 };
 
+// What the World did with a streamed level's records (World::SetLevelListener), for the game's log
+// and for tests.
+struct LevelReport {
+  enum class Event : std::uint8_t {
+    // The level is being removed and its records are remembered (`records` of them).
+    kRemembered,
+    // The level is being removed and its capture failed (`status`): nothing is remembered, so the
+    // changes play made to it since the last save or load are lost; its next add applies the held
+    // save's records, as if it had never left.
+    kNotRemembered,
+    // The level was added and records applied to its actors before their begin play: those the
+    // level remembered (`from_memory`) or the held save's; `apply` says what they did.
+    kApplied,
+  };
+  Event event = Event::kRemembered;
+  Name level;
+  // kNotRemembered: InvalidData when an object of the level cannot be saved as it is (a value a
+  // load would refuse, a name over 1,024 bytes, a bound of the file's budget passed). Ok otherwise.
+  Status status;
+  std::size_t records = 0;
+  bool from_memory = false;
+  ApplyReport apply;
+};
+
 class World;
 
-// A save's records, decoded and checked whole: what a load applies, and what the next save keeps
-// records from. Made by Check; immutable afterwards.
+// A save's records, checked whole and kept as their bytes (record::CheckedPayload): what a load
+// applies, and what the next save keeps records from. Made by Check; immutable afterwards.
 class LoadedGame {
  public:
   // Decodes and checks `chunks` (GLOB, WRLD, PLYR; others are refused as InvalidInput) against
-  // one file budget and `registry`: Damaged or NewerVersion as DecodePayload says, naming the chunk.
+  // one file budget and `registry`: Damaged or NewerVersion as CheckedPayload::Check says, naming
+  // the chunk.
   static Result<std::shared_ptr<const LoadedGame>> Check(std::vector<WorldChunk> chunks,
                                                           const reflect::TypeRegistry& registry);
 
@@ -98,7 +130,8 @@ class LoadedGame {
   struct Chunk {
     ChunkId id{};
     std::string key;
-    record::Payload payload;
+    // Checked whole; records are read in place and decoded when applied.
+    record::CheckedPayload payload;
   };
   const std::vector<Chunk>& chunks() const { return chunks_; }
   const Chunk* Find(ChunkId id, std::string_view key) const;
@@ -115,7 +148,7 @@ class WorldCapture {
   WorldCapture(const WorldCapture&) = delete;
   WorldCapture& operator=(const WorldCapture&) = delete;
 
-  std::size_t total() const;
+  std::size_t total() const { return total_; }
   std::size_t captured() const { return next_; }
   bool done() const { return next_ >= total(); }
   // Captures the next subject (running its pre-save hooks). InvalidData when the subject cannot be
@@ -128,6 +161,9 @@ class WorldCapture {
   // After the write succeeded: OnSaved on every object captured. After it failed: Forget.
   void RunSavedHooks();
   void Forget();
+  // The level memory generation this capture began at (World::SetHeld drops the memory taken up
+  // to it once the save is held).
+  std::uint64_t level_memory_mark() const { return level_memory_mark_; }
   // After Finish: the capture's working data (its subject list, links, IDs), which holds no live
   // object, so a worker can free it and the game thread does not pay for that.
   std::shared_ptr<void> TakeScratch();
@@ -140,12 +176,15 @@ class WorldCapture {
   class Links;
   explicit WorldCapture(World& world);
   void Gather();
+  // Writes level memory's records into the world chunk (a save's only); notes the actors in them.
+  Status KeepRemembered(GuidSet* remembered_actors);
 
   World& world_;
   std::vector<Subject> subjects_;
   std::vector<std::unique_ptr<ChunkState>> chunks_;
   std::unique_ptr<Links> links_;
   record::FileBudget budget_;
+  std::size_t total_ = 0;
   std::size_t next_ = 0;
   // The world sections of every subject, encoded when it was listed (Subject::sections).
   Bytes section_bytes_;
@@ -153,6 +192,10 @@ class WorldCapture {
   // Made by Finish when records of the held save may be kept.
   std::unique_ptr<GuidSet> captured_ids_;
   Status gather_error_;
+  // A level's capture for level memory (World::OnLevelRemoved): only that level's actors,
+  // components and tombstones, and the held save's records of it a save would keep. None: a save.
+  Name only_level_;
+  std::uint64_t level_memory_mark_ = 0;
 };
 
 class World : public HostEvents {
@@ -193,6 +236,27 @@ class World : public HostEvents {
   // The save the world holds records from (the last one loaded or saved); null at first.
   const std::shared_ptr<const LoadedGame>& held() const { return held_; }
   void SetHeld(std::shared_ptr<const LoadedGame> game) { held_ = std::move(game); }
+  // The save a capture wrote, once written: held from now on, and the level memory taken up to
+  // the capture's WorldCapture::level_memory_mark() is dropped (the save holds it). Memory of a
+  // level removed after the capture began stays.
+  void SetHeld(std::shared_ptr<const LoadedGame> game, std::uint64_t level_memory_mark);
+
+  // --- Streamed levels and level memory (docs/world.md, "Streamed levels")
+  // OnLevelRemoved captures the level's part of the map into level memory (on a host with
+  // authority: a client keeps none), replacing what an earlier removal of it kept; a capture that
+  // fails keeps nothing (LevelReport kNotRemembered). The placed actors of a level removed are not
+  // destroyed for the next save. A save writes each remembered level's records instead of the
+  // held save's of that level (tombstones too). OnLevelAdded applies the level's memory, else the
+  // held save's records of the level, and drops the memory. Apply (a load of either map choice)
+  // and a map opening (OnActorsInitialized) drop all of it.
+  //
+  // `listener` hears each removal's and each add's outcome (LevelReport), on the game thread,
+  // from inside OnLevelRemoved and OnLevelAdded: it must not add or remove levels. Null: none.
+  void SetLevelListener(std::function<void(const LevelReport&)> listener) {
+    level_listener_ = std::move(listener);
+  }
+  // Whether level memory holds records of `level`.
+  bool RemembersLevel(Name level) const;
 
   // HostEvents.
   void OnActorsInitialized() override;
@@ -208,6 +272,18 @@ class World : public HostEvents {
 
   // The placed actors the map made, by ID: what a save holds as destroyed when they are gone.
   void NotePlacedActors(Name level);
+  // Level memory (docs/world.md, "Streamed levels").
+  struct LevelMemory {
+    Name level;
+    // level_memory_clock_ when it was taken.
+    std::uint64_t generation = 0;
+    // One WRLD chunk of the current map: the level's records.
+    std::shared_ptr<const LoadedGame> records;
+  };
+  void RememberLevel(Name level);
+  // The memory of `level`, taken out of level memory (null when there is none).
+  std::shared_ptr<const LoadedGame> TakeLevelMemory(Name level);
+  void Notify(const LevelReport& report);
 
   // Sizes of the last capture, so the next one reserves its buffers once.
   struct CaptureHint {
@@ -221,14 +297,22 @@ class World : public HostEvents {
   const reflect::TypeRegistry& registry_;
   CaptureHint capture_hint_;
   std::map<Name, Object> registered_;
-  // Placed actors of the loaded levels: id -> (class name, level).
-  std::map<Guid, std::pair<Name, Name>> placed_;
+  // Placed actors of the loaded levels (ID, class name, level), sorted by ID.
+  struct PlacedActor {
+    Guid id;
+    Name cls;
+    Name level;
+  };
+  std::vector<PlacedActor> placed_;
   std::shared_ptr<const LoadedGame> held_;
   std::shared_ptr<const LoadedGame> pending_;
   std::function<void()> pending_starting_;
   std::function<void(Status, ApplyReport)> pending_done_;
   std::vector<std::unique_ptr<WaitingComponent>> waiting_;
   bool applying_ = false;
+  std::vector<LevelMemory> level_memory_;
+  std::uint64_t level_memory_clock_ = 0;
+  std::function<void(const LevelReport&)> level_listener_;
 };
 
 }  // namespace rolly::world

@@ -1,0 +1,106 @@
+// GuidMap: a map from GUIDs to small values in one table (open addressing, linear probing), for
+// the world layer's per-save and per-load look-ups of 100,000 subjects: no allocation per entry,
+// and a look-up touches one or two neighbouring slots. Internal to the world layer.
+//
+// Thread rules: a value type; one thread at a time.
+
+#ifndef ROLLY_WORLD_INTERNAL_GUID_MAP_H_
+#define ROLLY_WORLD_INTERNAL_GUID_MAP_H_
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "rolly/core/guid.h"
+
+namespace rolly::world_internal {
+
+template <typename V>
+class GuidMap {
+ public:
+  // Room for `n` entries without growing.
+  void Reserve(std::size_t n) {
+    std::size_t want = 16;
+    while (want * 7 < n * 10) want *= 2;
+    if (want > slots_.size()) Rehash(want);
+  }
+
+  // Sets the value of `id` (adding it when absent). The none GUID is a key like any other.
+  void Put(Guid id, V value) {
+    if (id.is_none()) {
+      none_ = std::move(value);
+      return;
+    }
+    if ((used_ + 1) * 10 > slots_.size() * 7) Rehash(std::max<std::size_t>(16, slots_.size() * 2));
+    Slot& slot = slots_[Probe(id)];
+    if (slot.id.is_none()) {
+      slot.id = id;
+      ++used_;
+    }
+    slot.value = std::move(value);
+  }
+  // Adds `id` with `value` when absent; false (and nothing changed) when it was there.
+  bool Insert(Guid id, V value) {
+    if (Find(id) != nullptr) return false;
+    Put(id, std::move(value));
+    return true;
+  }
+
+  const V* Find(Guid id) const {
+    if (id.is_none()) return none_ ? &*none_ : nullptr;
+    if (slots_.empty()) return nullptr;
+    const Slot& slot = slots_[Probe(id)];
+    return slot.id.is_none() ? nullptr : &slot.value;
+  }
+  bool Contains(Guid id) const { return Find(id) != nullptr; }
+  std::size_t size() const { return used_ + (none_ ? 1 : 0); }
+
+ private:
+  // An empty slot holds the none GUID (that key lives in none_).
+  struct Slot {
+    Guid id;
+    [[no_unique_address]] V value{};
+  };
+  // The slot holding `id`, or the empty slot where it would go. The table is never full.
+  std::size_t Probe(Guid id) const {
+    const std::size_t mask = slots_.size() - 1;
+    const std::uint64_t h = (id.high() ^ (id.low() * 0x9E3779B97F4A7C15ull)) * 0xBF58476D1CE4E5B9ull;
+    for (std::size_t i = static_cast<std::size_t>(h >> 32) & mask;; i = (i + 1) & mask) {
+      if (slots_[i].id.is_none() || slots_[i].id == id) return i;
+    }
+  }
+  void Rehash(std::size_t size) {
+    std::vector<Slot> old = std::exchange(slots_, std::vector<Slot>(size));
+    used_ = 0;
+    for (Slot& slot : old) {
+      if (slot.id.is_none()) continue;
+      slots_[Probe(slot.id)] = std::move(slot);
+      ++used_;
+    }
+  }
+
+  std::vector<Slot> slots_;
+  std::size_t used_ = 0;
+  std::optional<V> none_;
+};
+
+// A set of GUIDs: a GuidMap of no values.
+class GuidSet {
+ public:
+  void Reserve(std::size_t n) { map_.Reserve(n); }
+  // False when `id` was there already.
+  bool Insert(Guid id) { return map_.Insert(id, Empty{}); }
+  bool Contains(Guid id) const { return map_.Contains(id); }
+  std::size_t size() const { return map_.size(); }
+
+ private:
+  struct Empty {};
+  GuidMap<Empty> map_;
+};
+
+}  // namespace rolly::world_internal
+
+#endif  // ROLLY_WORLD_INTERNAL_GUID_MAP_H_

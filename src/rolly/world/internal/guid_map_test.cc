@@ -1,0 +1,65 @@
+// The world layer's GUID table: puts, finds, growth past its load bound, the none GUID as a key,
+// and agreement with std::unordered_map over seeded keys that collide in the table's low bits.
+
+#include "rolly/world/internal/guid_map.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <unordered_map>
+
+namespace rolly::world_internal {
+namespace {
+
+TEST(GuidMapTest, PutFindAndOverwrite) {
+  GuidMap<int> map;
+  EXPECT_EQ(map.Find(Guid(1, 2)), nullptr);
+  map.Put(Guid(1, 2), 7);
+  ASSERT_NE(map.Find(Guid(1, 2)), nullptr);
+  EXPECT_EQ(*map.Find(Guid(1, 2)), 7);
+  map.Put(Guid(1, 2), 8);
+  EXPECT_EQ(*map.Find(Guid(1, 2)), 8);
+  EXPECT_EQ(map.size(), 1u);
+  EXPECT_FALSE(map.Insert(Guid(1, 2), 9));
+  EXPECT_EQ(*map.Find(Guid(1, 2)), 8);
+  EXPECT_TRUE(map.Insert(Guid(2, 1), 9));
+  EXPECT_EQ(map.size(), 2u);
+}
+
+TEST(GuidMapTest, TheNoneGuidIsAKeyLikeAnyOther) {
+  GuidMap<int> map;
+  EXPECT_FALSE(map.Contains(Guid()));
+  map.Put(Guid(), 3);
+  EXPECT_TRUE(map.Contains(Guid()));
+  EXPECT_EQ(*map.Find(Guid()), 3);
+  EXPECT_EQ(map.size(), 1u);
+  GuidSet set;
+  EXPECT_TRUE(set.Insert(Guid()));
+  EXPECT_FALSE(set.Insert(Guid()));
+  EXPECT_TRUE(set.Contains(Guid()));
+}
+
+// Keys that differ only in their high bits, and random ones, through many growths (from an empty
+// table and from a reserved one), always agree with std::unordered_map.
+TEST(GuidMapTest, AgreesWithUnorderedMapThroughGrowth) {
+  for (bool reserve : {false, true}) {
+    GuidMap<std::uint64_t> map;
+    if (reserve) map.Reserve(5000);
+    std::unordered_map<Guid, std::uint64_t> want;
+    std::mt19937_64 rng(20261130);
+    for (std::uint64_t i = 0; i < 20000; ++i) {
+      const Guid id = i % 2 == 0 ? Guid(i << 40, 0) : Guid(rng(), rng());
+      map.Put(id, i);
+      want[id] = i;
+    }
+    EXPECT_EQ(map.size(), want.size());
+    for (const auto& [id, value] : want) {
+      ASSERT_NE(map.Find(id), nullptr);
+      EXPECT_EQ(*map.Find(id), value);
+    }
+    for (std::uint64_t i = 0; i < 1000; ++i) EXPECT_FALSE(map.Contains(Guid(rng(), rng() | 1)));
+  }
+}
+
+}  // namespace
+}  // namespace rolly::world_internal
