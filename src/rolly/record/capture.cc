@@ -474,8 +474,9 @@ Bytes ChunkWriter::Finish() {
   ByteWriter w(&head);
   w.Varint(std::uint64_t{count_} + 1);
   w.LengthPrefixed(tables);
-  // The records move into the payload: the count and tables go in front of them, in place when
-  // the buffer has room (Reserve), so a chunk is not copied whole at the end of a capture.
+  // The records move into the payload: the count and tables go in front of them, shifting the
+  // records within their buffer when it has room (Reserve), so a chunk is never held twice at the
+  // end of a capture.
   Bytes out = std::move(records_);
   out.insert(out.begin(), head.begin(), head.end());
   tables_ = ChunkTables();
@@ -537,8 +538,25 @@ Result<std::uint32_t> Capturer::Capture(const reflect::ClassInfo& cls, void* obj
   chunk_->AddEncoded(owned_scratch_, parts.prop);
   for (auto it = owned.rbegin(); it != owned.rend(); ++it) captured_.push_back(*it);
   captured_.push_back({&cls, object});
+  ends_.push_back(static_cast<std::uint32_t>(captured_.size()));
   scratch_.swap(parts.prop);
   return chunk_->record_count();
+}
+
+void Capturer::ForgetObjects(const std::function<bool(const void*)>& gone) {
+  std::size_t kept = 0, begin = 0, kept_ends = 0;
+  for (const std::uint32_t end : ends_) {
+    if (!gone(captured_[end - 1].object)) {
+      std::copy(captured_.begin() + static_cast<std::ptrdiff_t>(begin),
+                captured_.begin() + static_cast<std::ptrdiff_t>(end),
+                captured_.begin() + static_cast<std::ptrdiff_t>(kept));
+      kept += end - begin;
+      ends_[kept_ends++] = static_cast<std::uint32_t>(kept);
+    }
+    begin = end;
+  }
+  captured_.resize(kept);
+  ends_.resize(kept_ends);
 }
 
 void Capturer::RunSavedHooks() {
@@ -546,6 +564,7 @@ void Capturer::RunSavedHooks() {
     reflect::TypeRegistry::RunSaved(*ref.cls, const_cast<void*>(ref.object));
   }
   captured_.clear();
+  ends_.clear();
 }
 
 Result<Record> CaptureObject(const reflect::ClassInfo& cls, const void* object, Guid subject,

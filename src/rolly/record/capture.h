@@ -25,6 +25,7 @@
 #define ROLLY_RECORD_CAPTURE_H_
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "rolly/core/bytes.h"
@@ -93,14 +94,26 @@ class Capturer {
   // owner, in capture order) and forgets them. Call only after the write succeeded.
   void RunSavedHooks();
   // Forgets the captured objects without running hooks (the write failed).
-  void ForgetCaptured() { captured_.clear(); }
+  void ForgetCaptured() {
+    captured_.clear();
+    ends_.clear();
+  }
+  // Forgets the objects of each capture whose object `gone` says is gone (with the objects it
+  // owned), so RunSavedHooks never touches them: the host is about to destroy them before the
+  // write ends.
+  void ForgetObjects(const std::function<bool(const void*)>& gone);
   // Makes room to remember `objects` captured (for their OnSaved hooks) without growing by copies.
-  void Reserve(std::size_t objects) { captured_.reserve(objects); }
+  void Reserve(std::size_t objects) {
+    captured_.reserve(objects);
+    ends_.reserve(objects);
+  }
 
  private:
   ChunkWriter* chunk_;
   ObjectLinks* links_;
   std::vector<reflect::ObjectRef> captured_;
+  // Where each Capture's objects end in captured_ (its owned objects, then the object itself).
+  std::vector<std::uint32_t> ends_;
   Bytes scratch_;
   Bytes owned_scratch_;
 };

@@ -171,7 +171,8 @@ class Scene : public world::Host {
   T* FindActorAs(Guid id) const {
     return dynamic_cast<T*>(FindActor(id));
   }
-  // Calls `fn` for every actor, in creation order.
+  // Calls `fn` for every actor, in creation order. `fn` must not spawn or destroy actors (the
+  // actors are one array, which that would change under the walk).
   void ForEachActor(const std::function<void(Actor&)>& fn) const;
   std::size_t ActorCount() const;
   // The persistent level's name (none without a world).

@@ -11,6 +11,13 @@
 #include "rolly/world/internal/guid_map.h"
 #include "rolly/world/sections.h"
 
+namespace rolly::world_internal {
+// The captures of one World alive now (World::live_captures_).
+struct LiveCaptures {
+  std::vector<world::WorldCapture*> captures;
+};
+}  // namespace rolly::world_internal
+
 namespace rolly::world {
 namespace {
 
@@ -178,9 +185,10 @@ class WorldCapture::Links : public record::ObjectLinks {
     std::uint32_t index = 0;
   };
   std::size_t Home(const void* object) const {
-    const auto bits = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(object));
-    return static_cast<std::size_t>(((bits >> 3) * 0x9E3779B97F4A7C15ull) >> 32) &
-           (slots_.size() - 1);
+    std::uint64_t h = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(object));
+    h *= 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;  // the address's high bits reach the low bits the table uses
+    return static_cast<std::size_t>(h) & (slots_.size() - 1);
   }
   void Rehash(std::size_t size) {
     std::vector<Slot> old = std::exchange(slots_, std::vector<Slot>(size));
@@ -197,9 +205,13 @@ class WorldCapture::Links : public record::ObjectLinks {
 };
 
 WorldCapture::WorldCapture(World& world)
-    : world_(world), links_(std::make_unique<Links>(world.registry(), subjects_)) {}
+    : world_(world),
+      live_(world.live_captures_),
+      links_(std::make_unique<Links>(world.registry(), subjects_)) {
+  live_->captures.push_back(this);
+}
 
-WorldCapture::~WorldCapture() = default;
+WorldCapture::~WorldCapture() { std::erase(live_->captures, this); }
 
 void WorldCapture::Gather() {
   Host& host = world_.host();
@@ -521,6 +533,8 @@ std::shared_ptr<void> WorldCapture::TakeScratch() {
   scratch->ids = std::move(captured_ids_);
   scratch->section_bytes = std::move(section_bytes_);
   subjects_.clear();
+  // Nothing is left to capture: done() stays true and Step does nothing.
+  total_ = 0;
   next_ = 0;
   return scratch;
 }
@@ -864,7 +878,9 @@ class World::Applier : public record::ObjectLinks {
 // World
 
 World::World(Host& host, const reflect::TypeRegistry& registry)
-    : host_(host), registry_(registry) {
+    : host_(host),
+      registry_(registry),
+      live_captures_(std::make_shared<world_internal::LiveCaptures>()) {
   host_.SetEvents(this);
   if (host_.HasWorld()) {
     for (Name level : host_.Levels()) NotePlacedActors(level);
@@ -946,14 +962,18 @@ void World::NotePlacedActors(Name level) {
       placed_.push_back({a.id, a.object.cls->name(), a.level});
     }
   });
-  // Kept sorted by ID (a save walks it beside its sorted list of live IDs), one entry per ID.
+  // Kept sorted by ID (a save walks it beside its sorted list of live IDs), one entry per ID: of
+  // equal IDs the one noted last wins (the merge is stable, so it is the last of its run).
   auto by_id = [](const PlacedActor& x, const PlacedActor& y) { return x.id < y.id; };
-  std::sort(placed_.begin() + static_cast<std::ptrdiff_t>(before), placed_.end(), by_id);
+  std::stable_sort(placed_.begin() + static_cast<std::ptrdiff_t>(before), placed_.end(), by_id);
   std::inplace_merge(placed_.begin(), placed_.begin() + static_cast<std::ptrdiff_t>(before),
                      placed_.end(), by_id);
-  placed_.erase(std::unique(placed_.begin(), placed_.end(),
-                            [](const PlacedActor& x, const PlacedActor& y) { return x.id == y.id; }),
-                placed_.end());
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < placed_.size(); ++i) {
+    if (i + 1 < placed_.size() && placed_[i + 1].id == placed_[i].id) continue;
+    placed_[kept++] = placed_[i];
+  }
+  placed_.resize(kept);
 }
 
 void World::OnActorsInitialized() {
@@ -996,6 +1016,23 @@ void World::OnLevelAdded(Name level) {
 void World::OnLevelRemoved(Name level) {
   RememberLevel(level);  // first: its tombstones are the placed actors noted below
   std::erase_if(placed_, [&](const PlacedActor& p) { return p.level == level; });
+  // A save still writing captured objects of the level: its OnSaved hooks must not reach them
+  // once the host destroys them.
+  if (live_captures_->captures.empty()) return;
+  std::unordered_set<const void*> gone;
+  std::vector<ComponentView> components;
+  host_.VisitActors(level, [&](const ActorView& a) {
+    gone.insert(a.object.ptr);
+    components.clear();
+    host_.ListComponents(a, &components);
+    for (const ComponentView& c : components) gone.insert(c.object.ptr);
+  });
+  const std::vector<WorldCapture*> captures = live_captures_->captures;
+  for (WorldCapture* capture : captures) {
+    for (auto& c : capture->chunks_) {
+      c->capturer->ForgetObjects([&gone](const void* object) { return gone.count(object) > 0; });
+    }
+  }
 }
 
 void World::OnComponentCreated(Guid actor, const ComponentView& component) {
@@ -1030,10 +1067,11 @@ Status WorldCapture::KeepRemembered(GuidSet* remembered_actors) {
   }
   if (into == nullptr) return OkStatus();
   auto move = [&](const record::CheckedPayload& from, std::size_t i) -> Status {
-    ROLLY_ASSIGN_OR_RETURN(record::Record moved,
-                           record::MoveRecord(from.tables(), from.Get(i), &into->writer->tables(),
-                                              &from, kTableFree));
-    ROLLY_RETURN_IF_ERROR(into->writer->Add(moved));
+    Result<record::Record> moved = record::MoveRecord(from.tables(), from.Get(i),
+                                                      &into->writer->tables(), &from, kTableFree);
+    // A record this version cannot move goes, as one of the held save does (Finish).
+    if (!moved.ok()) return OkStatus();
+    ROLLY_RETURN_IF_ERROR(into->writer->Add(*moved));
     captured_ids_->Insert(from.subject(i));
     return OkStatus();
   };

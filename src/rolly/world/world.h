@@ -58,6 +58,10 @@
 #include "rolly/reflect/type_registry.h"
 #include "rolly/world/host.h"
 
+namespace rolly::world_internal {
+struct LiveCaptures;
+}  // namespace rolly::world_internal
+
 namespace rolly::world {
 
 using ChunkId = std::array<char, 4>;
@@ -105,7 +109,9 @@ struct LevelReport {
   Event event = Event::kRemembered;
   Name level;
   // kNotRemembered: InvalidData when an object of the level cannot be saved as it is (a value a
-  // load would refuse, a name over 1,024 bytes, a bound of the file's budget passed). Ok otherwise.
+  // load would refuse, a name over 1,024 bytes, a bound of the file's budget passed).
+  // kApplied: what applying the level's records returned (Ok, or the first refusal; `apply` has
+  // the details). Ok for kRemembered.
   Status status;
   std::size_t records = 0;
   bool from_memory = false;
@@ -164,8 +170,9 @@ class WorldCapture {
   // The level memory generation this capture began at (World::SetHeld drops the memory taken up
   // to it once the save is held).
   std::uint64_t level_memory_mark() const { return level_memory_mark_; }
-  // After Finish: the capture's working data (its subject list, links, IDs), which holds no live
-  // object, so a worker can free it and the game thread does not pay for that.
+  // After Finish: what is left of the capture's working data (the captured-ID set, the subject
+  // list when no save was held; Finish frees the rest), which holds no live object, so a worker
+  // can free it and the game thread does not pay for that. done() stays true afterwards.
   std::shared_ptr<void> TakeScratch();
 
  private:
@@ -180,6 +187,7 @@ class WorldCapture {
   Status KeepRemembered(GuidSet* remembered_actors);
 
   World& world_;
+  std::shared_ptr<world_internal::LiveCaptures> live_;
   std::vector<Subject> subjects_;
   std::vector<std::unique_ptr<ChunkState>> chunks_;
   std::unique_ptr<Links> links_;
@@ -305,6 +313,10 @@ class World : public HostEvents {
   };
   std::vector<PlacedActor> placed_;
   std::shared_ptr<const LoadedGame> held_;
+  // The captures alive now (a save keeps its capture until the write ends, for OnSaved): a level
+  // removed meanwhile makes them forget its objects. Shared with the captures, so one that
+  // outlives the World finds the list still there.
+  std::shared_ptr<world_internal::LiveCaptures> live_captures_;
   std::shared_ptr<const LoadedGame> pending_;
   std::function<void()> pending_starting_;
   std::function<void(Status, ApplyReport)> pending_done_;

@@ -67,10 +67,20 @@ class GuidMap {
   // The slot holding `id`, or the empty slot where it would go. The table is never full.
   std::size_t Probe(Guid id) const {
     const std::size_t mask = slots_.size() - 1;
-    const std::uint64_t h = (id.high() ^ (id.low() * 0x9E3779B97F4A7C15ull)) * 0xBF58476D1CE4E5B9ull;
-    for (std::size_t i = static_cast<std::size_t>(h >> 32) & mask;; i = (i + 1) & mask) {
+    for (std::size_t i = static_cast<std::size_t>(Mix(id)) & mask;; i = (i + 1) & mask) {
       if (slots_[i].id.is_none() || slots_[i].id == id) return i;
     }
+  }
+  // Every bit of the GUID reaches the low bits the table uses (a plain multiply carries only low
+  // bits upward, and IDs that differ only high up would share a slot).
+  static std::uint64_t Mix(Guid id) {
+    std::uint64_t h = id.high() ^ (id.low() * 0x9E3779B97F4A7C15ull);
+    h ^= h >> 33;
+    h *= 0xFF51AFD7ED558CCDull;
+    h ^= h >> 33;
+    h *= 0xC4CEB9FE1A85EC53ull;
+    h ^= h >> 33;
+    return h;
   }
   void Rehash(std::size_t size) {
     std::vector<Slot> old = std::exchange(slots_, std::vector<Slot>(size));

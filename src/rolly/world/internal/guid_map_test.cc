@@ -40,7 +40,8 @@ TEST(GuidMapTest, TheNoneGuidIsAKeyLikeAnyOther) {
 }
 
 // Keys that differ only in their high bits, and random ones, through many growths (from an empty
-// table and from a reserved one), always agree with std::unordered_map.
+// table and from a reserved one), always agree with std::unordered_map; keys that differ only in
+// the top bits of either half still spread over the table.
 TEST(GuidMapTest, AgreesWithUnorderedMapThroughGrowth) {
   for (bool reserve : {false, true}) {
     GuidMap<std::uint64_t> map;
@@ -58,6 +59,21 @@ TEST(GuidMapTest, AgreesWithUnorderedMapThroughGrowth) {
       EXPECT_EQ(*map.Find(id), value);
     }
     for (std::uint64_t i = 0; i < 1000; ++i) EXPECT_FALSE(map.Contains(Guid(rng(), rng() | 1)));
+  }
+}
+
+// 2,000 keys that differ only in bits 48 and up of one half: a look-up stays a few probes, which
+// a hash that ignores those bits would turn into a walk over every key (the test would crawl).
+TEST(GuidMapTest, KeysDifferingOnlyInHighBitsSpread) {
+  for (bool high_half : {false, true}) {
+    GuidSet set;
+    for (std::uint64_t i = 1; i <= 2000; ++i) {
+      ASSERT_TRUE(set.Insert(high_half ? Guid(i << 48, 0) : Guid(0, i << 48)));
+    }
+    for (std::uint64_t i = 1; i <= 2000; ++i) {
+      EXPECT_TRUE(set.Contains(high_half ? Guid(i << 48, 0) : Guid(0, i << 48)));
+    }
+    EXPECT_EQ(set.size(), 2000u);
   }
 }
 
