@@ -230,6 +230,26 @@ class EverythingTest : public ::testing::Test {
     }
     return OkStatus();
   }
+  // A captured actor record carrying a section this version does not know (`future`), and a
+  // record of a kind it does not know (`strange`).
+  struct Unknowns {
+    Payload payload;  // its tables
+    Record actor;
+    Section future;
+    Record strange;
+  };
+  Unknowns WithUnknowns(const Everything& e) {
+    Unknowns u;
+    Result<Record> r = CaptureObject(*cls_, &e, Guid(1, 2), RecordKind::kActor, &u.payload.tables);
+    EXPECT_THAT(r, IsOk());
+    u.future.id = {'Z', 'Z', 'Z', '9'};
+    u.future.bytes = {1, 2, 3, 0xFF};
+    u.actor = *r;
+    u.actor.sections.insert(u.actor.sections.begin(), u.future);
+    u.strange.kind = 200;
+    u.strange.unknown = {0xDE, 0xAD, 0xBE, 0xEF, 0x80};
+    return u;
+  }
   TypeRegistry registry_;
   const reflect::ClassInfo* cls_ = nullptr;
 };
@@ -331,18 +351,9 @@ TEST_F(EverythingTest, MovedRecordKeepsItsValues) {
 
 TEST_F(EverythingTest, UnknownKindsAndSectionsAreKeptWhole) {
   Everything e = Sample();
-  Payload p;
-  Result<Record> r = CaptureObject(*cls_, &e, Guid(1, 2), RecordKind::kActor, &p.tables);
-  ASSERT_THAT(r, IsOk());
-  Section future;
-  future.id = {'Z', 'Z', 'Z', '9'};
-  future.bytes = {1, 2, 3, 0xFF};
-  r->sections.insert(r->sections.begin(), future);
-  Record strange;
-  strange.kind = 200;
-  strange.unknown = {0xDE, 0xAD, 0xBE, 0xEF, 0x80};
+  auto [p, actor, future, strange] = WithUnknowns(e);
   p.records.push_back(strange);
-  p.records.push_back(*r);
+  p.records.push_back(actor);
   Result<Bytes> bytes = EncodePayload(p);
   ASSERT_THAT(bytes, IsOk());
   Result<Payload> decoded = DecodePayload(*bytes);
@@ -367,19 +378,10 @@ TEST_F(EverythingTest, UnknownKindsAndSectionsAreKeptWhole) {
 // DecodePayload's, sections are found in place, and unknown kinds and sections come through.
 TEST_F(EverythingTest, CheckedPayloadReadsWhatDecodePayloadReads) {
   Everything e = Sample();
-  Payload p;
-  Result<Record> r = CaptureObject(*cls_, &e, Guid(1, 2), RecordKind::kActor, &p.tables);
-  ASSERT_THAT(r, IsOk());
-  Section future;
-  future.id = {'Z', 'Z', 'Z', '9'};
-  future.bytes = {1, 2, 3, 0xFF};
-  r->sections.insert(r->sections.begin(), future);
-  Record strange;
-  strange.kind = 200;
-  strange.unknown = {0xDE, 0xAD, 0xBE, 0xEF, 0x80};
-  p.records.push_back(*r);
+  auto [p, actor, future, strange] = WithUnknowns(e);
+  p.records.push_back(actor);
   p.records.push_back(strange);
-  p.records.push_back(*r);
+  p.records.push_back(actor);
   p.records.back().subject = Guid(3, 4);
   ASSERT_OK_AND_ASSIGN(const Bytes bytes, EncodePayload(p));
   ASSERT_OK_AND_ASSIGN(const Payload decoded, DecodePayload(bytes));
