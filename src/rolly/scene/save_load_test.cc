@@ -1592,6 +1592,7 @@ class LevelMemoryTest : public SaveLoadTest {
   }
 
   static Crate* CellarCrate(Game& g) { return g.scene.FindActorAs<Crate>(G(kCellarCrateId)); }
+  static Crate* AtticCrate(Game& g) { return g.scene.FindActorAs<Crate>(G(kAtticCrateId)); }
   static Lamp* CellarLamp(Game& g) { return g.scene.FindActorAs<Lamp>(G(kCellarLampId)); }
   static LampComponent* Bulb(Game& g) {
     Lamp* lamp = CellarLamp(g);
@@ -1769,7 +1770,7 @@ TEST_F(LevelMemoryTest, ALoadDropsLevelMemory) {
     CellarCrate(*a)->hits = 1;
     ASSERT_OK(SaveNow(*a, "older"));
     CellarCrate(*a)->hits = 9;
-    a->scene.FindActorAs<Crate>(G(kAtticCrateId))->hits = 9;
+    AtticCrate(*a)->hits = 9;
     ASSERT_OK(a->scene.RemoveLevel(kCellar));
     ASSERT_OK(a->scene.RemoveLevel(kAttic));
     ASSERT_TRUE(a->saves.world().RemembersLevel(kCellar));
@@ -1779,7 +1780,7 @@ TEST_F(LevelMemoryTest, ALoadDropsLevelMemory) {
     ASSERT_OK(a->scene.AddLevel(kCellar));
     EXPECT_EQ(CellarCrate(*a)->hits, 1);
     ASSERT_OK(a->scene.AddLevel(kAttic));
-    EXPECT_EQ(a->scene.FindActorAs<Crate>(G(kAtticCrateId))->hits, 0);
+    EXPECT_EQ(AtticCrate(*a)->hits, 0);
   }
 }
 
@@ -1802,7 +1803,7 @@ TEST_F(LevelMemoryTest, ALevelRemovedWhileASaveIsWrittenKeepsItsMemory) {
   auto a = StreamedGame();
   ASSERT_OK(a->scene.AddLevel(kCellar));
   ASSERT_OK(a->scene.AddLevel(kAttic));
-  a->scene.FindActorAs<Crate>(G(kAtticCrateId))->hits = 2;
+  AtticCrate(*a)->hits = 2;
   ASSERT_OK(a->scene.RemoveLevel(kAttic));  // before the capture: the save holds it
   CellarCrate(*a)->hits = 4;
   std::optional<Result<SaveOutcome>> got;
@@ -1818,7 +1819,7 @@ TEST_F(LevelMemoryTest, ALevelRemovedWhileASaveIsWrittenKeepsItsMemory) {
   ASSERT_OK(a->scene.AddLevel(kCellar));
   EXPECT_EQ(CellarCrate(*a)->hits, 6);
   ASSERT_OK(a->scene.AddLevel(kAttic));
-  EXPECT_EQ(a->scene.FindActorAs<Crate>(G(kAtticCrateId))->hits, 2);
+  EXPECT_EQ(AtticCrate(*a)->hits, 2);
 
   // What the save wrote: the cellar as the capture saw it, the attic from its memory.
   auto b = StreamedGame();
@@ -1826,7 +1827,7 @@ TEST_F(LevelMemoryTest, ALevelRemovedWhileASaveIsWrittenKeepsItsMemory) {
   ASSERT_OK(b->scene.AddLevel(kCellar));
   EXPECT_EQ(CellarCrate(*b)->hits, 4);
   ASSERT_OK(b->scene.AddLevel(kAttic));
-  EXPECT_EQ(b->scene.FindActorAs<Crate>(G(kAtticCrateId))->hits, 2);
+  EXPECT_EQ(AtticCrate(*b)->hits, 2);
 }
 
 // A level whose capture fails keeps nothing (InvalidData, reported); nothing crashes, its next
