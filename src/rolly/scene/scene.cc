@@ -9,6 +9,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "rolly/core/internal/guid_map.h"
 #include "rolly/scene/internal/json_values.h"
 
 namespace rolly::scene {
@@ -89,16 +90,17 @@ struct Scene::World {
   // Actors by creation number, in creation order: one array walked in order, as an engine's
   // actor list is (a save visits every actor).
   std::vector<std::pair<std::uint64_t, std::unique_ptr<Actor>>> actors;
-  // Each actor's creation number (its key in `actors`) and address.
-  std::unordered_map<Guid, std::pair<std::uint64_t, Actor*>> by_id;
+  // Each actor's creation number (its key in `actors`) and address, in one open-addressing table
+  // (a load looks up every saved actor by ID).
+  core_internal::GuidMap<std::pair<std::uint64_t, Actor*>> by_id;
   std::uint64_t next_seq = 0;
   // Actors between BeginSpawn and FinishSpawn.
   std::unordered_set<Guid> deferred;
   bool begun_play = false;
 
   Actor* Find(Guid id) const {
-    auto it = by_id.find(id);
-    return it == by_id.end() ? nullptr : it->second.second;
+    const auto* found = by_id.Find(id);
+    return found == nullptr ? nullptr : found->second;
   }
   bool IsLoaded(Name level) const {
     return std::find(levels.begin(), levels.end(), level) != levels.end();
@@ -563,7 +565,7 @@ Result<Actor*> Scene::MakeActor(World& world, const ClassInfo& cls, Guid id, Nam
     return InvalidInputError("class " + cls.name().str() +
                              " is not an actor class the scene can make");
   if (id.is_none()) return InvalidInputError("an actor needs an ID");
-  if (world.by_id.count(id))
+  if (world.by_id.Contains(id))
     return InvalidInputError("AlreadyExists: an actor has ID " + id.ToString());
   void* object = TypeRegistry::CreateObject(cls);
   if (object == nullptr) return InvalidInputError("class " + cls.name().str() + " cannot be made");
@@ -575,7 +577,7 @@ Result<Actor*> Scene::MakeActor(World& world, const ClassInfo& cls, Guid id, Nam
   for (auto& c : actor->components) c->owner = actor;
   const std::uint64_t seq = world.next_seq++;
   world.actors.emplace_back(seq, std::unique_ptr<Actor>(actor));
-  world.by_id.emplace(id, std::make_pair(seq, actor));
+  world.by_id.Put(id, std::make_pair(seq, actor));
   return actor;
 }
 
@@ -621,9 +623,8 @@ void Scene::DestroyMany(const std::vector<Guid>& ids) {
   std::vector<std::uint64_t> seqs;
   for (Guid id : gone_ids) {
     w.deferred.erase(id);
-    auto it = w.by_id.find(id);
-    seqs.push_back(it->second.first);
-    w.by_id.erase(it);
+    seqs.push_back(w.by_id.Find(id)->first);
+    w.by_id.Erase(id);
   }
   // Out of the array: a few found by their creation numbers (the array is sorted by them), many
   // in one pass.

@@ -8,7 +8,7 @@
 
 #include "rolly/record/apply.h"
 #include "rolly/record/value_tree.h"
-#include "rolly/world/internal/guid_map.h"
+#include "rolly/core/internal/guid_map.h"
 #include "rolly/world/sections.h"
 
 namespace rolly::world_internal {
@@ -138,7 +138,7 @@ struct WorldCapture::ChunkState {
 };
 
 // The captured subjects' IDs (Finish).
-class WorldCapture::GuidSet : public world_internal::GuidSet {};
+class WorldCapture::GuidSet : public core_internal::GuidSet {};
 
 // Where each subject is saved: references between saved objects become record indexes (same
 // chunk) or subject IDs. Objects are found by address in one table (open addressing).
@@ -591,6 +591,7 @@ class World::Applier : public record::ObjectLinks {
       for (const LoadedGame::Chunk& c : game_->chunks()) records += c.payload.size();
       objects_.Reserve(records);
       targets_.reserve(records);
+      placements_.reserve(records);
     }
     // Find every record's object first; nothing changes yet.
     for (const LoadedGame::Chunk& c : game_->chunks()) {
@@ -603,7 +604,7 @@ class World::Applier : public record::ObjectLinks {
     report_->removed += remove_.size();
     for (Spawn& s : spawns_) {
       Result<ActorView> view =
-          host_.BeginSpawn(s.level, *s.cls, s.id, s.actor.transform);
+          host_.BeginSpawn(s.level, *s.cls, s.id, s.place.transform);
       if (!view.ok()) {
         Message("actor " + Describe(s.cls->name(), s.id) + " was not spawned again (" +
                 std::string(view.status().message()) + "): its record is kept");
@@ -612,7 +613,7 @@ class World::Applier : public record::ObjectLinks {
       }
       objects_.Put(s.id, view->object);
       targets_.push_back({s.chunk, s.record, view->object, true});
-      placements_.push_back({s.id, s.actor});
+      placements_.push_back({s.id, s.place});
       ++report_->spawned;
     }
     // The components of actors that came back exist now.
@@ -627,10 +628,7 @@ class World::Applier : public record::ObjectLinks {
     for (const Target& t : targets_) {
       if (!t.first_pass) ApplyOne(t);
     }
-    for (const auto& [id, actor] : placements_) {
-      host_.Place(id, Placement{actor.transform, actor.owner, actor.attach_parent,
-                                Name(actor.attach_socket)});
-    }
+    for (const auto& [id, placement] : placements_) host_.Place(id, placement);
     for (auto& [chunk, applier] : appliers_) applier->RunLoadedHooks();
     return OkStatus();
   }
@@ -648,7 +646,7 @@ class World::Applier : public record::ObjectLinks {
     Guid id;
     const reflect::ClassInfo* cls;
     Name level;
-    ActorSection actor;
+    Placement place;
   };
   struct Pending {
     const LoadedGame::Chunk* chunk;
@@ -657,6 +655,10 @@ class World::Applier : public record::ObjectLinks {
   };
 
   void Message(std::string text) { report_->messages.push_back(std::move(text)); }
+
+  static Placement PlacementOf(const ActorSection& a) {
+    return Placement{a.transform, a.owner, a.attach_parent, Name(a.attach_socket)};
+  }
 
   void Mismatch(Name saved, Guid id, const reflect::ClassInfo* live) {
     Message("ClassMismatch: the record of " + Describe(saved, id) + " was not applied: the object is a " +
@@ -699,58 +701,73 @@ class World::Applier : public record::ObjectLinks {
     }
   }
 
+  // The world chunk's actors and components. A component's record normally follows its actor's
+  // (a save writes them so): it is matched against the actor found for that record, without
+  // looking the actor up again. Any other component waits until every actor record was seen.
   void FindActors(const LoadedGame::Chunk& c) {
     const std::vector<Name> levels = host_.Levels();
     const Name persistent = levels.empty() ? Name() : levels.front();
+    struct Last {
+      Guid id;  // none: the record before was not an actor found in the world
+      ActorView view;
+    } last;
     for (std::size_t i = 0; i < c.payload.size(); ++i) {
       if (!record::IsKnownObjectKind(c.payload.kind(i))) continue;
       const Guid subject = c.payload.subject(i);
-      Name saved = SavedClass(c.payload.tables(), c.payload.layout(i));
       ByteView section;
-      if (c.payload.Find(i, kActorSection, &section)) {
-        ActorSection a = *DecodeActor(section);
-        const Name actor_level = a.level.empty() ? persistent : Name(a.level);
-        if (!only_level_.is_none() && actor_level != only_level_) continue;
-        if (!only_level_.is_none()) level_actors_.insert(subject);
-        ActorView view;
-        const bool present = host_.FindActor(subject, &view);
-        if (a.destroyed) {
-          if (present && !view.spawned) remove_.push_back(subject);
-          if (std::find(levels.begin(), levels.end(), actor_level) == levels.end()) {
-            ++report_->kept;  // a level not loaded: written back by the next save
-          }
-          continue;
-        }
-        if (present) {
-          if (!SameClass(registry_, saved, view.object.cls)) {
-            Mismatch(saved, subject, view.object.cls);
-            continue;
-          }
-          Take(c, i, view.object, false);
-          placements_.push_back({subject, a});
-          continue;
-        }
-        const reflect::ClassInfo* cls = registry_.FindClass(saved);
-        Name level = a.level.empty() ? persistent : Name(a.level);
-        bool level_loaded = std::find(levels.begin(), levels.end(), level) != levels.end();
-        if (!a.spawned || cls == nullptr || !level_loaded) {
-          Message("actor " + Describe(saved, subject) + " is not there: its record is kept");
-          ++report_->kept;
-          continue;
-        }
-        spawns_.push_back({&c, i, subject, cls, level, a});
-      } else if (c.payload.Find(i, kComponentSection, &section)) {
+      if (!c.payload.Find(i, kActorSection, &section)) {
+        if (!c.payload.Find(i, kComponentSection, &section)) continue;
         ComponentSection comp = *DecodeComponent(section);
-        if (!only_level_.is_none() && !level_actors_.count(comp.actor)) continue;
-        pending_components_.push_back({&c, i, std::move(comp)});
+        if (!only_level_.is_none() && !level_actors_.Contains(comp.actor)) continue;
+        if (!last.id.is_none() && comp.actor == last.id) {
+          MatchComponent(c, i, comp, last.view, false);
+        } else {
+          pending_components_.push_back({&c, i, std::move(comp)});
+        }
+        continue;
       }
+      last.id = Guid();
+      Name saved = SavedClass(c.payload.tables(), c.payload.layout(i));
+      ActorSection a = *DecodeActor(section);
+      const Name actor_level = a.level.empty() ? persistent : Name(a.level);
+      if (!only_level_.is_none() && actor_level != only_level_) continue;
+      if (!only_level_.is_none()) level_actors_.Insert(subject);
+      ActorView view;
+      const bool present = host_.FindActor(subject, &view);
+      if (a.destroyed) {
+        if (present && !view.spawned) remove_.push_back(subject);
+        if (std::find(levels.begin(), levels.end(), actor_level) == levels.end()) {
+          ++report_->kept;  // a level not loaded: written back by the next save
+        }
+        continue;
+      }
+      if (present) {
+        last = {subject, view};
+        if (!SameClass(registry_, saved, view.object.cls)) {
+          Mismatch(saved, subject, view.object.cls);
+          continue;
+        }
+        Take(c, i, view.object, false);
+        placements_.push_back({subject, PlacementOf(a)});
+        continue;
+      }
+      const reflect::ClassInfo* cls = registry_.FindClass(saved);
+      const bool level_loaded = std::find(levels.begin(), levels.end(), actor_level) != levels.end();
+      if (!a.spawned || cls == nullptr || !level_loaded) {
+        Message("actor " + Describe(saved, subject) + " is not there: its record is kept");
+        ++report_->kept;
+        continue;
+      }
+      spawning_.Insert(subject);
+      spawns_.push_back({&c, i, subject, cls, actor_level, PlacementOf(a)});
     }
+    // The components listed stay valid only while nothing changes.
+    listed_for_ = Guid();
     // Components of actors there now (those of actors spawned again are found after the spawn).
-    for (const Spawn& s : spawns_) spawning_.insert(s.id);
     std::vector<Pending> later;
-    for (const Pending& p : pending_components_) {
-      if (spawning_.count(p.comp.actor)) {
-        later.push_back(p);
+    for (Pending& p : pending_components_) {
+      if (spawning_.Contains(p.comp.actor)) {
+        later.push_back(std::move(p));
       } else {
         FindComponent(p);
       }
@@ -759,8 +776,6 @@ class World::Applier : public record::ObjectLinks {
   }
 
   void FindComponent(const Pending& p) {
-    const record::CheckedPayload& records = p.chunk->payload;
-    Name saved = SavedClass(records.tables(), records.layout(p.record));
     ActorView actor;
     if (!host_.FindActor(p.comp.actor, &actor)) {
       Message("component " + p.comp.name + " of actor " + p.comp.actor.ToString() +
@@ -768,24 +783,36 @@ class World::Applier : public record::ObjectLinks {
       ++report_->kept;
       return;
     }
-    components_.clear();
-    host_.ListComponents(actor, &components_);
-    Name name(p.comp.name);
+    MatchComponent(*p.chunk, p.record, p.comp, actor, spawning_.Contains(p.comp.actor));
+  }
+
+  // Matches component record `i` of `c` against the components `actor` has now (listed once per
+  // actor, while nothing changes); one not there yet waits for the host to report it created.
+  void MatchComponent(const LoadedGame::Chunk& c, std::size_t i, const ComponentSection& comp,
+                      const ActorView& actor, bool first_pass) {
+    const record::CheckedPayload& records = c.payload;
+    Name saved = SavedClass(records.tables(), records.layout(i));
+    if (listed_for_.is_none() || listed_for_ != comp.actor) {
+      components_.clear();
+      host_.ListComponents(actor, &components_);
+      listed_for_ = comp.actor;
+    }
+    Name name(comp.name);
     for (const ComponentView& v : components_) {
       if (v.name != name) continue;
       if (!SameClass(registry_, saved, v.object.cls)) {
-        Mismatch(saved, records.subject(p.record), v.object.cls);
+        Mismatch(saved, records.subject(i), v.object.cls);
         return;
       }
-      Take(*p.chunk, p.record, v.object, spawning_.count(p.comp.actor) > 0);
+      Take(c, i, v.object, first_pass);
       return;
     }
     // Not there yet: it waits for the host to report it created.
     auto w = std::make_unique<WaitingComponent>();
     w->game = game_;
-    w->chunk = p.chunk;
-    w->record = p.record;
-    w->actor = p.comp.actor;
+    w->chunk = &c;
+    w->record = i;
+    w->actor = comp.actor;
     w->name = name;
     world_.waiting_.push_back(std::move(w));
     ++report_->waiting;
@@ -824,10 +851,10 @@ class World::Applier : public record::ObjectLinks {
         for (Name level : levels) {
           host_.VisitActors(level, [&](const ActorView& v) {
             if (v.object.ptr == found.ptr) {
-              ActorSection placed = *DecodeActor(pawn_place);
+              Placement placed = PlacementOf(*DecodeActor(pawn_place));
               placed.owner = v.owner;
               placed.attach_parent = v.attach_parent;
-              placed.attach_socket = v.attach_socket.str();
+              placed.attach_socket = v.attach_socket;
               placements_.push_back({v.id, placed});
             }
           });
@@ -862,14 +889,16 @@ class World::Applier : public record::ObjectLinks {
   ApplyReport* report_;
   std::vector<Target> targets_;
   Name only_level_;
-  std::unordered_set<Guid> level_actors_;
+  core_internal::GuidSet level_actors_;
   std::vector<Spawn> spawns_;
-  std::unordered_set<Guid> spawning_;
+  core_internal::GuidSet spawning_;
   std::vector<Pending> pending_components_;
   std::vector<Guid> remove_;
-  std::vector<std::pair<Guid, ActorSection>> placements_;
-  world_internal::GuidMap<Object> objects_;
+  std::vector<std::pair<Guid, Placement>> placements_;
+  core_internal::GuidMap<Object> objects_;
   std::map<const LoadedGame::Chunk*, std::unique_ptr<record::Applier>> appliers_;
+  // The components of actor `listed_for_` (none: no list held).
+  Guid listed_for_;
   std::vector<ComponentView> components_;
   record::Record record_;
 };

@@ -1,11 +1,12 @@
 // GuidMap: a map from GUIDs to small values in one table (open addressing, linear probing), for
-// the world layer's per-save and per-load look-ups of 100,000 subjects: no allocation per entry,
-// and a look-up touches one or two neighbouring slots. Internal to the world layer.
+// look-ups among 100,000 objects (the world layer's per-save and per-load tables, the reference
+// scene's actors by ID): no allocation per entry, and a look-up touches one or two neighbouring
+// slots. Internal to the library (not installed).
 //
 // Thread rules: a value type; one thread at a time.
 
-#ifndef ROLLY_WORLD_INTERNAL_GUID_MAP_H_
-#define ROLLY_WORLD_INTERNAL_GUID_MAP_H_
+#ifndef ROLLY_CORE_INTERNAL_GUID_MAP_H_
+#define ROLLY_CORE_INTERNAL_GUID_MAP_H_
 
 #include <algorithm>
 #include <cstddef>
@@ -16,7 +17,7 @@
 
 #include "rolly/core/guid.h"
 
-namespace rolly::world_internal {
+namespace rolly::core_internal {
 
 template <typename V>
 class GuidMap {
@@ -49,6 +50,30 @@ class GuidMap {
     return true;
   }
 
+  // Removes `id`; false when it was not there. The entries after it in its run move back, so no
+  // look-up ever probes past a hole.
+  bool Erase(Guid id) {
+    if (id.is_none()) return std::exchange(none_, std::nullopt).has_value();
+    if (slots_.empty()) return false;
+    std::size_t hole = Probe(id);
+    if (slots_[hole].id.is_none()) return false;
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t j = (hole + 1) & mask; !slots_[j].id.is_none(); j = (j + 1) & mask) {
+      // The entry at j may fill the hole unless its home slot lies in the cyclic range (hole, j].
+      const std::size_t home = static_cast<std::size_t>(Mix(slots_[j].id)) & mask;
+      const bool stays = hole < j ? (hole < home && home <= j) : (hole < home || home <= j);
+      if (stays) continue;
+      slots_[hole] = std::move(slots_[j]);
+      hole = j;
+    }
+    slots_[hole] = Slot{};
+    --used_;
+    return true;
+  }
+
+  V* Find(Guid id) {
+    return const_cast<V*>(static_cast<const GuidMap&>(*this).Find(id));
+  }
   const V* Find(Guid id) const {
     if (id.is_none()) return none_ ? &*none_ : nullptr;
     if (slots_.empty()) return nullptr;
@@ -104,6 +129,7 @@ class GuidSet {
   // False when `id` was there already.
   bool Insert(Guid id) { return map_.Insert(id, Empty{}); }
   bool Contains(Guid id) const { return map_.Contains(id); }
+  bool Erase(Guid id) { return map_.Erase(id); }
   std::size_t size() const { return map_.size(); }
 
  private:
@@ -111,6 +137,6 @@ class GuidSet {
   GuidMap<Empty> map_;
 };
 
-}  // namespace rolly::world_internal
+}  // namespace rolly::core_internal
 
-#endif  // ROLLY_WORLD_INTERNAL_GUID_MAP_H_
+#endif  // ROLLY_CORE_INTERNAL_GUID_MAP_H_

@@ -1,14 +1,14 @@
-// The world layer's GUID table: puts, finds, growth past its load bound, the none GUID as a key,
-// and agreement with std::unordered_map over seeded keys that collide in the table's low bits.
+// The library's GUID table: puts, finds, erases, growth past its load bound, the none GUID as a
+// key, and agreement with std::unordered_map over seeded keys that collide in the table's low bits.
 
-#include "rolly/world/internal/guid_map.h"
+#include "rolly/core/internal/guid_map.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 #include <unordered_map>
 
-namespace rolly::world_internal {
+namespace rolly::core_internal {
 namespace {
 
 TEST(GuidMapTest, PutFindAndOverwrite) {
@@ -62,6 +62,52 @@ TEST(GuidMapTest, AgreesWithUnorderedMapThroughGrowth) {
   }
 }
 
+// Puts and erases in a seeded mix, over a small key space so runs of neighbouring entries form and
+// wrap past the table's end: after every erase, every key left is still found with its value, and
+// no erased key is.
+TEST(GuidMapTest, EraseKeepsEveryOtherKeyReachable) {
+  GuidMap<std::uint64_t> map;
+  std::unordered_map<Guid, std::uint64_t> want;
+  std::mt19937_64 rng(7);
+  for (std::uint64_t step = 0; step < 20000; ++step) {
+    const Guid id(rng() % 4 == 0 ? 0 : rng() % 3, rng() % 300);
+    if (rng() % 3 == 0) {
+      EXPECT_EQ(map.Erase(id), want.erase(id) == 1) << step;
+    } else {
+      map.Put(id, step);
+      want[id] = step;
+    }
+    ASSERT_EQ(map.size(), want.size()) << step;
+    if (step % 97 == 0) {
+      for (const auto& [key, value] : want) {
+        const std::uint64_t* found = map.Find(key);
+        ASSERT_NE(found, nullptr) << step;
+        EXPECT_EQ(*found, value);
+      }
+    }
+  }
+  for (const auto& [key, value] : want) EXPECT_TRUE(map.Erase(key));
+  EXPECT_EQ(map.size(), 0u);
+  for (std::uint64_t i = 0; i < 300; ++i) EXPECT_FALSE(map.Contains(Guid(1, i)));
+}
+
+TEST(GuidMapTest, EraseTheNoneGuidAndAbsentKeys) {
+  GuidMap<int> map;
+  EXPECT_FALSE(map.Erase(Guid()));
+  EXPECT_FALSE(map.Erase(Guid(1, 1)));
+  map.Put(Guid(), 1);
+  map.Put(Guid(1, 1), 2);
+  EXPECT_TRUE(map.Erase(Guid()));
+  EXPECT_FALSE(map.Contains(Guid()));
+  EXPECT_EQ(*map.Find(Guid(1, 1)), 2);
+  EXPECT_FALSE(map.Erase(Guid(2, 2)));
+  GuidSet set;
+  EXPECT_TRUE(set.Insert(Guid(3, 3)));
+  EXPECT_TRUE(set.Erase(Guid(3, 3)));
+  EXPECT_FALSE(set.Contains(Guid(3, 3)));
+  EXPECT_TRUE(set.Insert(Guid(3, 3)));
+}
+
 // 2,000 keys that differ only in bits 48 and up of one half: a look-up stays a few probes, which
 // a hash that ignores those bits would turn into a walk over every key (the test would crawl).
 TEST(GuidMapTest, KeysDifferingOnlyInHighBitsSpread) {
@@ -78,4 +124,4 @@ TEST(GuidMapTest, KeysDifferingOnlyInHighBitsSpread) {
 }
 
 }  // namespace
-}  // namespace rolly::world_internal
+}  // namespace rolly::core_internal
