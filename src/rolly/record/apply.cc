@@ -501,6 +501,35 @@ void Applier::ReadExtra(const reflect::ClassInfo& cls, void* object, ByteView by
 
 Status Applier::Apply(const Record& record, const reflect::ClassInfo& cls, void* object,
                       std::vector<std::string>* messages) {
+  ByteView views[3];
+  Parts parts{record.kind, record.layout};
+  const SectionId ids[3] = {kPropSection, kOwnedSection, kExtraSection};
+  const ByteView** slots[3] = {&parts.prop, &parts.owned, &parts.extra};
+  for (int i = 0; i < 3; ++i) {
+    if (const Section* s = record.Find(ids[i])) {
+      views[i] = s->bytes;
+      *slots[i] = &views[i];
+    }
+  }
+  return ApplyParts(parts, cls, object, messages);
+}
+
+Status Applier::Apply(std::size_t index, const reflect::ClassInfo& cls, void* object,
+                      std::vector<std::string>* messages) {
+  if (checked_ == nullptr) return InvalidInputError("an applier of a decoded payload");
+  if (index >= checked_->size()) return InvalidInputError("no such record");
+  ByteView views[3];
+  Parts parts{checked_->kind(index), checked_->layout(index)};
+  const SectionId ids[3] = {kPropSection, kOwnedSection, kExtraSection};
+  const ByteView** slots[3] = {&parts.prop, &parts.owned, &parts.extra};
+  for (int i = 0; i < 3; ++i) {
+    if (checked_->Find(index, ids[i], &views[i])) *slots[i] = &views[i];
+  }
+  return ApplyParts(parts, cls, object, messages);
+}
+
+Status Applier::ApplyParts(const Parts& record, const reflect::ClassInfo& cls, void* object,
+                           std::vector<std::string>* messages) {
   if (!IsKnownObjectKind(record.kind)) {
     return InvalidInputError("record of kind " + std::to_string(record.kind) +
                              " is not an object record this version applies");
@@ -511,12 +540,11 @@ Status Applier::Apply(const Record& record, const reflect::ClassInfo& cls, void*
     return InvalidInputError("a record of class " + saved_class.str() +
                              " cannot apply to an object of class " + cls.name().str());
   }
-  const Section* prop = record.Find(kPropSection);
-  if (prop == nullptr) return InvalidInputError("a record without PROP");
+  if (record.prop == nullptr) return InvalidInputError("a record without PROP");
   entries_.clear();
   targets_.clear();
-  if (const Section* inln = record.Find(kOwnedSection)) {
-    ByteReader in(inln->bytes);
+  if (record.owned != nullptr) {
+    ByteReader in(*record.owned);
     std::uint64_t count = 0;
     if (!in.Varint(&count)) return Truncated();
     for (std::uint64_t i = 0; i < count; ++i) {
@@ -532,7 +560,7 @@ Status Applier::Apply(const Record& record, const reflect::ClassInfo& cls, void*
     }
   }
   messages_ = messages;
-  ByteReader in(prop->bytes);
+  ByteReader in(*record.prop);
   Status status = ReadFields(in, record.layout, cls, object, 1, nullptr, false);
   // Owned objects in INLN order: each entry applies to the object its owned value made or found.
   for (std::size_t i = 0; status.ok() && i < entries_.size(); ++i) {
@@ -553,7 +581,7 @@ Status Applier::Apply(const Record& record, const reflect::ClassInfo& cls, void*
     if (status.ok() && !e.extra.empty()) ReadExtra(*target.cls, live, e.extra);
   }
   if (status.ok()) {
-    if (const Section* extra = record.Find(kExtraSection)) ReadExtra(cls, object, extra->bytes);
+    if (record.extra != nullptr) ReadExtra(cls, object, *record.extra);
   }
   messages_ = nullptr;
   ROLLY_RETURN_IF_ERROR(status);

@@ -55,13 +55,21 @@ class Applier {
       : registry_(registry), tables_(payload.tables), records_(&payload.records), links_(links) {}
   Applier(const reflect::TypeRegistry& registry, const CheckedPayload& payload,
           ObjectLinks* links = nullptr)
-      : registry_(registry), tables_(payload.tables()), records_(&payload), links_(links) {}
+      : registry_(registry),
+        tables_(payload.tables()),
+        records_(&payload),
+        checked_(&payload),
+        links_(links) {}
 
   // Applies `record` (one of the payload's records) to `object`, an object of `cls`. Appends one
   // message per value skipped or left as it was to `messages` (may be null). InvalidInput, applying
   // nothing, when the record's class is not `cls` (after class redirects) or its kind is not an
   // object kind.
   Status Apply(const Record& record, const reflect::ClassInfo& cls, void* object,
+               std::vector<std::string>* messages);
+  // The same for record `index` of the CheckedPayload this applier was made with, read in place
+  // (nothing copied). InvalidInput, applying nothing, for an applier made with a Payload.
+  Status Apply(std::size_t index, const reflect::ClassInfo& cls, void* object,
                std::vector<std::string>* messages);
   // Runs OnLoaded on every object applied since the last call (see the header comment) and
   // forgets them.
@@ -84,6 +92,17 @@ class Applier {
     ByteView prop;
     ByteView extra;
   };
+
+  // The parts of a record an apply reads (null: the record has no such section).
+  struct Parts {
+    std::uint8_t kind = 0;
+    std::uint32_t layout = 0;
+    const ByteView* prop = nullptr;
+    const ByteView* owned = nullptr;
+    const ByteView* extra = nullptr;
+  };
+  Status ApplyParts(const Parts& record, const reflect::ClassInfo& cls, void* object,
+                    std::vector<std::string>* messages);
 
   // The chain of field names down to a value, for messages (no allocation unless one is made).
   struct Path {
@@ -115,6 +134,7 @@ class Applier {
   const reflect::TypeRegistry& registry_;
   const ChunkTables& tables_;
   RecordSubjects records_;
+  const CheckedPayload* checked_ = nullptr;
   ObjectLinks* links_;
   std::map<std::tuple<std::uint32_t, const reflect::ClassInfo*, bool>, std::unique_ptr<Binding>>
       bindings_;

@@ -420,6 +420,33 @@ TEST_F(EverythingTest, CheckedPayloadReadsWhatDecodePayloadReads) {
   EXPECT_THAT(CheckedPayload::Check(Bytes()), StatusIs(StatusCode::kDamaged));
 }
 
+// Applying by record index reads a CheckedPayload in place, and gives what applying the decoded
+// record gives; an index past the records, a record of an unknown kind and an applier of a decoded
+// payload are refused, applying nothing.
+TEST_F(EverythingTest, ApplyingByIndexReadsTheCheckedPayloadInPlace) {
+  Everything e = Sample();
+  auto [p, actor, future, strange] = WithUnknowns(e);
+  p.records.push_back(actor);
+  p.records.push_back(strange);
+  ASSERT_OK_AND_ASSIGN(const Bytes bytes, EncodePayload(p));
+  ASSERT_OK_AND_ASSIGN(const CheckedPayload checked, CheckedPayload::Check(bytes));
+  Applier in_place(registry_, checked);
+  Everything loaded;
+  std::vector<std::string> messages;
+  ASSERT_OK(in_place.Apply(0, *cls_, &loaded, &messages));
+  EXPECT_TRUE(loaded.SameValues(e));
+  Everything untouched;
+  EXPECT_THAT(in_place.Apply(1, *cls_, &untouched, &messages),
+              StatusIs(StatusCode::kInvalidInput));
+  EXPECT_THAT(in_place.Apply(2, *cls_, &untouched, &messages),
+              StatusIs(StatusCode::kInvalidInput, HasSubstr("no such record")));
+  ASSERT_OK_AND_ASSIGN(const Payload decoded, DecodePayload(bytes));
+  Applier of_decoded(registry_, decoded);
+  EXPECT_THAT(of_decoded.Apply(0, *cls_, &untouched, &messages),
+              StatusIs(StatusCode::kInvalidInput, HasSubstr("decoded payload")));
+  EXPECT_TRUE(untouched.SameValues(Everything()));
+}
+
 TEST_F(EverythingTest, EveryTruncationIsDamagedAndAppliesNothing) {
   Bytes bytes = Save(Sample());
   for (std::size_t n = 0; n < bytes.size(); ++n) {
@@ -454,11 +481,21 @@ TEST_F(EverythingTest, SeededByteEditsAreRefusedOrDecodeInOneForm) {
     ASSERT_THAT(again, IsOk());
     EXPECT_EQ(*again, edited) << i;
     Applier applier(registry_, *p);
-    for (const Record& r : p->records) {
-      Everything loaded;
-      std::vector<std::string> messages;
+    // The same records applied in place from a CheckedPayload give the same objects, statuses
+    // and messages.
+    ASSERT_OK_AND_ASSIGN(const CheckedPayload checked, CheckedPayload::Check(edited));
+    ASSERT_EQ(checked.size(), p->records.size());
+    Applier in_place(registry_, checked);
+    for (std::size_t k = 0; k < p->records.size(); ++k) {
+      const Record& r = p->records[k];
+      Everything loaded, loaded_in_place;
+      std::vector<std::string> messages, messages_in_place;
       if (!IsKnownObjectKind(r.kind)) continue;
-      applier.Apply(r, *cls_, &loaded, &messages).IgnoreError();
+      const Status s = applier.Apply(r, *cls_, &loaded, &messages);
+      const Status t = in_place.Apply(k, *cls_, &loaded_in_place, &messages_in_place);
+      EXPECT_EQ(s, t) << i;
+      EXPECT_TRUE(loaded.SameValues(loaded_in_place)) << i;
+      EXPECT_EQ(messages, messages_in_place) << i;
       EXPECT_THAT(DecodeProp(p->tables, r), IsOk());
     }
   }

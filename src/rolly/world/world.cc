@@ -870,12 +870,13 @@ class World::Applier : public record::ObjectLinks {
   }
 
   void ApplyOne(const Target& t) {
-    // Decoded again from the kept bytes, into one record reused from apply to apply.
-    t.chunk->payload.Read(t.record, &record_);
-    const record::Record& r = record_;
-    Status s = ApplierFor(t.chunk).Apply(r, *t.object.cls, t.object.ptr, &report_->messages);
+    // Read in place from the kept bytes.
+    Status s = ApplierFor(t.chunk).Apply(t.record, *t.object.cls, t.object.ptr, &report_->messages);
     if (!s.ok()) {
-      Message("record of " + Describe(SavedClass(t.chunk->payload.tables(), r.layout), r.subject) +
+      const record::CheckedPayload& records = t.chunk->payload;
+      Message("record of " +
+              Describe(SavedClass(records.tables(), records.layout(t.record)),
+                       records.subject(t.record)) +
               " was not applied: " + std::string(s.message()));
       return;
     }
@@ -900,7 +901,6 @@ class World::Applier : public record::ObjectLinks {
   // The components of actor `listed_for_` (none: no list held).
   Guid listed_for_;
   std::vector<ComponentView> components_;
-  record::Record record_;
 };
 
 // ---------------------------------------------------------------------------------------------
