@@ -625,7 +625,9 @@ class World::Applier : public record::ObjectLinks {
     for (Spawn& s : spawns_) {
       if (objects_.Contains(s.id)) host_.FinishSpawn(s.id);
     }
-    for (const Target& t : targets_) {
+    for (std::size_t k = 0; k < targets_.size(); ++k) {
+      if (k + 8 < targets_.size()) __builtin_prefetch(targets_[k + 8].object.ptr);
+      const Target& t = targets_[k];
       if (!t.first_pass) ApplyOne(t);
     }
     for (const auto& [id, placement] : placements_) host_.Place(id, placement);
@@ -712,6 +714,7 @@ class World::Applier : public record::ObjectLinks {
       ActorView view;
     } last;
     for (std::size_t i = 0; i < c.payload.size(); ++i) {
+      if (i + 8 < c.payload.size()) objects_.Prefetch(c.payload.subject(i + 8));
       if (!record::IsKnownObjectKind(c.payload.kind(i))) continue;
       const Guid subject = c.payload.subject(i);
       ByteView section;
