@@ -103,9 +103,13 @@ class ByteWriter {
  private:
   template <typename T>
   void Fixed(T v) {
-    std::uint8_t buf[sizeof(T)];
-    for (std::size_t i = 0; i < sizeof(T); ++i) buf[i] = static_cast<std::uint8_t>(v >> (8 * i));
-    Append(buf, sizeof(T));
+    // Written in place (one store once inlined), not through Append's memcpy of a run-time size.
+    const std::size_t at = out_->size();
+    if (out_->capacity() - at < sizeof(T))
+      out_->reserve(std::max(at + sizeof(T), 2 * out_->capacity()));
+    out_->resize(at + sizeof(T));
+    std::uint8_t* p = out_->data() + at;
+    for (std::size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
   }
   // Grows the buffer geometrically and copies: cheaper than a range insert for small writes.
   void Append(const std::uint8_t* data, std::size_t n) {
@@ -190,7 +194,8 @@ class ByteReader {
     const std::uint8_t* b = bytes_.data() + pos_;
     pos_ += sizeof(T);
     T r = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i) r |= static_cast<T>(static_cast<T>(b[i]) << (8 * i));
+    for (std::size_t i = 0; i < sizeof(T); ++i)
+      r |= static_cast<T>(static_cast<T>(b[i]) << (8 * i));
     *v = r;
     return true;
   }

@@ -348,7 +348,8 @@ Status WriteParts(const reflect::ClassInfo& cls, const void* object, ChunkTables
   Writer writer(tables, links);
   writer.Start(&parts->prop);
   Status s = writer.Fields(cls.Plan(), object, 1, false);
-  if (!s.ok()) return InvalidDataError("class " + cls.name().str() + " " + std::string(s.message()));
+  if (!s.ok())
+    return InvalidDataError("class " + cls.name().str() + " " + std::string(s.message()));
   if (reflect::TypeRegistry::HasExtra(cls)) {
     ROLLY_ASSIGN_OR_RETURN(parts->extra, reflect::TypeRegistry::WriteExtra(cls, object));
     parts->has_extra = true;
@@ -424,8 +425,7 @@ Record ToRecord(RecordKind kind, Guid subject, std::uint32_t layout, Parts parts
   record.sections.push_back({kPropSection, std::move(parts.prop)});
   if (parts.has_inln) record.sections.push_back({kOwnedSection, std::move(parts.inln)});
   if (parts.has_extra) {
-    record.sections.push_back(
-        {kExtraSection, Bytes(parts.extra.begin(), parts.extra.end())});
+    record.sections.push_back({kExtraSection, Bytes(parts.extra.begin(), parts.extra.end())});
   }
   if (parts.more) {
     for (const Section& s : *parts.more) record.sections.push_back(s);
@@ -494,9 +494,10 @@ Result<std::uint32_t> Capturer::Capture(const reflect::ClassInfo& cls, void* obj
   if (sections != nullptr) {
     for (std::size_t i = 0; i < sections->size(); ++i) {
       const SectionId& id = (*sections)[i].id;
-      bool clash = id == kPropSection || id == kOwnedSection || id == kExtraSection ||
+      bool clash = SameSection(id, kPropSection) || SameSection(id, kOwnedSection) ||
+                   SameSection(id, kExtraSection) ||
                    std::any_of(sections->begin(), sections->begin() + i,
-                               [&](const Section& s) { return s.id == id; });
+                               [&](const Section& s) { return SameSection(s.id, id); });
       if (clash || sections->size() > kMaxSections - 3) {
         return InvalidInputError("sections added to a record must differ and be at most 61");
       }
@@ -528,8 +529,8 @@ Result<std::uint32_t> Capturer::Capture(const reflect::ClassInfo& cls, void* obj
     parts.prop = std::move(prop_copy);
     s = chunk_->CheckAndCharge(record, chunk_->record_count() + 1);
     if (!s.ok()) {
-      return fail(InvalidDataError("class " + cls.name().str() + ": a load would refuse it: " +
-                                   std::string(s.message())));
+      return fail(InvalidDataError("class " + cls.name().str() +
+                                   ": a load would refuse it: " + std::string(s.message())));
     }
   }
   owned_scratch_.clear();
@@ -576,9 +577,9 @@ Result<Record> CaptureObject(const reflect::ClassInfo& cls, const void* object, 
   Result<std::uint32_t> layout = tables->AddLayout(cls);
   Parts parts;
   bool needs_check = false;
-  Status s = layout.ok() ? WriteParts(cls, object, tables, nullptr, false, &parts, &needs_check,
-                                      nullptr)
-                         : layout.status();
+  Status s = layout.ok()
+                 ? WriteParts(cls, object, tables, nullptr, false, &parts, &needs_check, nullptr)
+                 : layout.status();
   Record record;
   if (s.ok()) {
     record = ToRecord(kind, subject, *layout, std::move(parts));
@@ -586,8 +587,8 @@ Result<Record> CaptureObject(const reflect::ClassInfo& cls, const void* object, 
       FileBudget budget;
       s = CheckRecord(*tables, record, 1, kMaxRecords + 1, &budget);
       if (!s.ok()) {
-        s = InvalidDataError("class " + cls.name().str() + ": a load would refuse it: " +
-                             std::string(s.message()));
+        s = InvalidDataError("class " + cls.name().str() +
+                             ": a load would refuse it: " + std::string(s.message()));
       }
     }
   }

@@ -26,11 +26,11 @@ Status CheckSections(const Record& r) {
   for (std::size_t i = 0; i < r.sections.size(); ++i) {
     if (!ValidSectionId(r.sections[i].id)) return InvalidDataError("a section ID is not printable");
     for (std::size_t j = 0; j < i; ++j) {
-      if (r.sections[j].id == r.sections[i].id) {
+      if (SameSection(r.sections[j].id, r.sections[i].id)) {
         return InvalidDataError("section " + IdText(r.sections[i].id) + " appears twice");
       }
     }
-    prop = prop || r.sections[i].id == kPropSection;
+    prop = prop || SameSection(r.sections[i].id, kPropSection);
   }
   if (!prop) return InvalidDataError("a record has no PROP section");
   return OkStatus();
@@ -87,16 +87,8 @@ std::size_t FixedValueSize(SavedKind kind) { return FixedSize(kind); }
 bool IsKnownObjectKind(std::uint8_t kind) { return kind >= 1 && kind <= 4; }
 
 const Section* Record::Find(SectionId id) const {
-  // Four bytes compared as one word: std::array's operator== calls memcmp here, and a load asks
-  // for sections of every record several times.
-  auto word = [](const SectionId& x) {
-    std::uint32_t w;
-    std::memcpy(&w, x.data(), sizeof w);
-    return w;
-  };
-  const std::uint32_t want = word(id);
   for (const Section& s : sections) {
-    if (word(s.id) == want) return &s;
+    if (SameSection(s.id, id)) return &s;
   }
   return nullptr;
 }
@@ -519,7 +511,7 @@ Status WriteRecord(const Record& r, ByteWriter& w) {
   w.Varint(r.sections.size() - 1);
   const Section* prop = nullptr;
   for (const Section& s : r.sections) {
-    if (s.id == kPropSection) {
+    if (SameSection(s.id, kPropSection)) {
       prop = &s;
       continue;
     }

@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +47,14 @@ inline constexpr SectionId kPropSection = {'P', 'R', 'O', 'P'};
 inline constexpr SectionId kExtraSection = {'E', 'X', 'T', 'R'};
 inline constexpr SectionId kOwnedSection = {'I', 'N', 'L', 'N'};
 inline constexpr std::size_t kMaxSections = 64;
+// Whether two section IDs are the same, their four bytes compared as one word (std::array's ==
+// calls memcmp, and capture and load compare IDs for every record).
+inline bool SameSection(const SectionId& a, const SectionId& b) {
+  std::uint32_t x, y;
+  std::memcpy(&x, a.data(), sizeof x);
+  std::memcpy(&y, b.data(), sizeof y);
+  return x == y;
+}
 inline constexpr std::size_t kMaxRecords = 1u << 22;
 
 struct Section {
@@ -156,13 +165,11 @@ class RecordSubjects {
  public:
   RecordSubjects() = default;
   RecordSubjects(const std::vector<Record>* records) : records_(records) {}  // NOLINT: implicit
-  RecordSubjects(const CheckedPayload* payload) : checked_(payload) {}        // NOLINT: implicit
+  RecordSubjects(const CheckedPayload* payload) : checked_(payload) {}       // NOLINT: implicit
 
   bool known() const { return records_ != nullptr || checked_ != nullptr; }
   // The records after the tables.
-  std::size_t size() const {
-    return records_ ? records_->size() : checked_ ? checked_->size() : 0;
-  }
+  std::size_t size() const { return records_ ? records_->size() : checked_ ? checked_->size() : 0; }
   // The subject of record `index` (from 1, the tables being record 0); index <= size().
   Guid subject(std::size_t index) const {
     return records_ ? (*records_)[index - 1].subject : checked_->subject(index - 1);
