@@ -537,24 +537,28 @@ Result<std::uint32_t> Capturer::Capture(const reflect::ClassInfo& cls, void* obj
   ByteWriter w(&owned_scratch_);
   WriteHeader(w, kind, subject, *layout, parts);
   chunk_->AddEncoded(owned_scratch_, parts.prop);
-  for (auto it = owned.rbegin(); it != owned.rend(); ++it) captured_.push_back(*it);
-  captured_.push_back({&cls, object});
-  ends_.push_back(static_cast<std::uint32_t>(captured_.size()));
+  const std::size_t before = captured_.size();
+  for (auto it = owned.rbegin(); it != owned.rend(); ++it) {
+    if (reflect::TypeRegistry::HasSaved(*it->cls)) captured_.push_back(*it);
+  }
+  if (reflect::TypeRegistry::HasSaved(cls)) captured_.push_back({&cls, object});
+  last_remembered_ = captured_.size() != before;
+  if (last_remembered_) ends_.push_back({static_cast<std::uint32_t>(captured_.size()), object});
   scratch_.swap(parts.prop);
   return chunk_->record_count();
 }
 
 void Capturer::ForgetObjects(const std::function<bool(const void*)>& gone) {
   std::size_t kept = 0, begin = 0, kept_ends = 0;
-  for (const std::uint32_t end : ends_) {
-    if (!gone(captured_[end - 1].object)) {
+  for (const End& e : ends_) {
+    if (!gone(e.object)) {
       std::copy(captured_.begin() + static_cast<std::ptrdiff_t>(begin),
-                captured_.begin() + static_cast<std::ptrdiff_t>(end),
+                captured_.begin() + static_cast<std::ptrdiff_t>(e.end),
                 captured_.begin() + static_cast<std::ptrdiff_t>(kept));
-      kept += end - begin;
-      ends_[kept_ends++] = static_cast<std::uint32_t>(kept);
+      kept += e.end - begin;
+      ends_[kept_ends++] = {static_cast<std::uint32_t>(kept), e.object};
     }
-    begin = end;
+    begin = e.end;
   }
   captured_.resize(kept);
   ends_.resize(kept_ends);

@@ -16,7 +16,8 @@
 // Hooks (docs/records.md, "Hooks"): Capture runs OnPreSave on the object before reading it, and on
 // each object it owns before reading that one; RunSavedHooks runs OnSaved on every object
 // captured, owned ones too, and is the caller's to call once the file holding the records was
-// written (never after a failed write).
+// written (never after a failed write). Only objects whose class (or a base) has an OnSaved hook
+// are remembered for it.
 //
 // Thread rules: a ChunkWriter and its Capturer are used by one thread at a time; captured objects
 // must not change during Capture (their hooks may change them before).
@@ -98,22 +99,26 @@ class Capturer {
     captured_.clear();
     ends_.clear();
   }
-  // Forgets the objects of each capture whose object `gone` says is gone (with the objects it
-  // owned), so RunSavedHooks never touches them: the host is about to destroy them before the
-  // write ends.
+  // Whether the last successful Capture remembered objects for OnSaved (its object or one it
+  // owns has the hook): a caller that may lose objects before the write ends checks those.
+  bool last_remembered() const { return last_remembered_; }
+  // Forgets the objects of each capture whose object (the one passed to Capture) `gone` says is
+  // gone, with the objects it owned, so RunSavedHooks never touches them: the host destroyed them,
+  // or is about to, before the write ends.
   void ForgetObjects(const std::function<bool(const void*)>& gone);
-  // Makes room to remember `objects` captured (for their OnSaved hooks) without growing by copies.
-  void Reserve(std::size_t objects) {
-    captured_.reserve(objects);
-    ends_.reserve(objects);
-  }
 
  private:
   ChunkWriter* chunk_;
   ObjectLinks* links_;
+  // The objects with OnSaved hooks, in the order their hooks run.
   std::vector<reflect::ObjectRef> captured_;
-  // Where each Capture's objects end in captured_ (its owned objects, then the object itself).
-  std::vector<std::uint32_t> ends_;
+  // For each Capture that remembered objects: where they end in captured_, and its object.
+  struct End {
+    std::uint32_t end;
+    const void* object;
+  };
+  std::vector<End> ends_;
+  bool last_remembered_ = false;
   Bytes scratch_;
   Bytes owned_scratch_;
 };

@@ -319,6 +319,13 @@ void TypeRegistry::RunLoaded(const ClassInfo& cls, void* object) {
   RunChain(cls, object, [](const ClassInfo& c) -> const std::function<void(void*)>& { return c.loaded_; });
 }
 
+bool TypeRegistry::HasSaved(const ClassInfo& cls) {
+  for (const ClassInfo* c = &cls; c != nullptr; c = c->base()) {
+    if (c->saved_) return true;
+  }
+  return false;
+}
+
 bool TypeRegistry::HasOwnExtra(const ClassInfo& cls) { return static_cast<bool>(cls.write_extra_); }
 
 bool TypeRegistry::HasExtra(const ClassInfo& cls) {

@@ -73,6 +73,9 @@ using ::testing::Not;
 
 // --- Classes of the tests' own (registered next to the sample game's) -------------------------
 
+// Where OnSaved hooks note the objects they ran on (the tests' own classes below), when set.
+std::vector<const void*>* g_saved = nullptr;
+
 // An object the game registers by name (World::Register), with an OnLoaded hook.
 class Settings {
  public:
@@ -107,6 +110,16 @@ class PlaqueComponent : public Component {
   std::string text;
 };
 
+// A plaque with an OnSaved hook.
+class HookedPlaque : public PlaqueComponent {
+ public:
+  void Saved() {
+    if (g_saved) g_saved->push_back(this);
+    ++saved;
+  }
+  int saved = 0;
+};
+
 // The Statue of a later version: renamed, its field too (loaded through redirects).
 class Monument : public Actor {
  public:
@@ -126,7 +139,10 @@ class WatchedCrate : public Crate {
 class HookedCrate : public Crate {
  public:
   void PreSave() { ++pre_saves; }
-  void Saved() { ++saved; }
+  void Saved() {
+    if (g_saved) g_saved->push_back(this);
+    ++saved;
+  }
   int pre_saves = 0;
   int saved = 0;
 };
@@ -154,6 +170,7 @@ std::unique_ptr<reflect::TypeRegistry> MakeRegistry(bool with_statue = true,
       r->Class<PlaqueComponent>("PlaqueComponent")
           .Base<Component>()
           .Field("Text", &PlaqueComponent::text, reflect::kSaveGame);
+      r->Class<HookedPlaque>("HookedPlaque").Base<PlaqueComponent>().OnSaved(&HookedPlaque::Saved);
     }
   }
   if (!r->Finish().ok()) return nullptr;
@@ -1322,6 +1339,49 @@ TEST_F(SaveLoadTest, SavedHooksRunOnlyAfterTheWrite) {
     // Only the components play added (not made again here) may differ.
     EXPECT_THAT(line, HasSubstr("!= (missing)")) << line;
   }
+}
+
+// What the game destroys while a save is being written gets no OnSaved hook once the write ends
+// (the save kept only its address): an actor, the component of another, and a registered object
+// let go of. What is still there gets its hook once.
+TEST_F(SaveLoadTest, ObjectsDestroyedWhileTheirSaveIsWrittenGetNoSavedHook) {
+  auto g = NewGame();
+  ASSERT_OK(g->scene.Start(kSmallMap));
+  ASSERT_OK_AND_ASSIGN(HookedCrate * kept, g->scene.SpawnActor<HookedCrate>());
+  ASSERT_OK_AND_ASSIGN(HookedCrate * doomed, g->scene.SpawnActor<HookedCrate>());
+  ASSERT_OK_AND_ASSIGN(HookedCrate * carrier, g->scene.SpawnActor<HookedCrate>());
+  ASSERT_OK_AND_ASSIGN(Component * plaque,
+                       g->scene.AddComponent(G(kHeroId), Name("Plaque"), Name("HookedPlaque")));
+  ASSERT_OK_AND_ASSIGN(Component * carried,
+                       g->scene.AddComponent(carrier->id, Name("Plaque"), Name("HookedPlaque")));
+  const reflect::ClassInfo* settings_class = registry_->FindClass<Settings>();
+  Settings stays, let_go;
+  ASSERT_OK(g->saves.world().Register(Name("stays"), {settings_class, &stays}));
+  ASSERT_OK(g->saves.world().Register(Name("let_go"), {settings_class, &let_go}));
+  const void* doomed_at = doomed;
+  const void* carrier_at = carrier;
+  const void* carried_at = carried;
+  std::vector<const void*> saved;
+  g_saved = &saved;
+  std::optional<Result<SaveOutcome>> got;
+  g->saves.Save("d", {}, [&](Result<SaveOutcome> r) { got.emplace(std::move(r)); });
+  ASSERT_FALSE(got.has_value()) << "the save is still being written";
+  EXPECT_EQ(doomed->pre_saves, 1);
+  g->scene.DestroyActor(doomed->id);
+  g->scene.DestroyActor(carrier->id);
+  g->saves.world().Unregister(Name("let_go"));
+  ASSERT_OK(g->saves.Flush(Deadline()));
+  g_saved = nullptr;
+  ASSERT_TRUE(got.has_value());
+  ASSERT_OK(got->status());
+  EXPECT_THAT(saved, Not(Contains(doomed_at)));
+  EXPECT_THAT(saved, Not(Contains(carrier_at)));
+  EXPECT_THAT(saved, Not(Contains(carried_at)));
+  EXPECT_EQ(kept->saved, 1);
+  EXPECT_EQ(static_cast<HookedPlaque*>(plaque)->saved, 1);
+  EXPECT_EQ(stays.saved, 1);
+  EXPECT_EQ(let_go.saved, 0);
+  EXPECT_EQ(saved.size(), 2u) << "the kept crate and the hero's plaque";
 }
 
 // --- 6. Events ---------------------------------------------------------------------------------

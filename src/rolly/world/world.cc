@@ -128,6 +128,15 @@ struct WorldCapture::Subject {
   std::uint8_t section_count = 0;
 };
 
+// A subject whose objects have OnSaved hooks: enough to find it again once the write ends.
+struct WorldCapture::Hooked {
+  // An actor's ID, or a component's actor's; none for globals and players.
+  Guid actor;
+  const void* object = nullptr;
+  std::uint16_t chunk = 0;
+  RecordKind kind = RecordKind::kObject;
+};
+
 struct WorldCapture::ChunkState {
   ChunkId id{};
   std::string key;
@@ -362,10 +371,8 @@ void WorldCapture::Gather() {
       }
     }
   }
-  // The world chunk's room, reserved last (after the ID list went), and the room to remember its
-  // objects for their OnSaved hooks.
+  // The world chunk's room, reserved last (after the ID list went).
   chunks_[wrld]->writer->Reserve(hint.world_chunk_bytes);
-  chunks_[wrld]->capturer->Reserve(chunks_[wrld]->count + chunks_[wrld]->count / 16);
   total_ = subjects_.size();
 }
 
@@ -410,6 +417,18 @@ Status WorldCapture::Step() {
     if (!index.ok()) {
       return Status(index.status().code(), Describe(s.object.cls->name(), s.id) + ": " +
                                                std::string(index.status().message()));
+    }
+    if (c.capturer->last_remembered()) {
+      Hooked h{Guid(), s.object.ptr, s.chunk, s.kind};
+      if (s.kind == RecordKind::kActor) h.actor = s.id;
+      if (s.kind == RecordKind::kComponent) {
+        for (const record::Section& section : step_sections_) {
+          if (record::SameSection(section.id, kComponentSection)) {
+            h.actor = DecodeComponent(section.bytes)->actor;
+          }
+        }
+      }
+      hooked_.push_back(h);
     }
   }
   ++next_;
@@ -540,10 +559,57 @@ std::shared_ptr<void> WorldCapture::TakeScratch() {
 }
 
 void WorldCapture::RunSavedHooks() {
-  for (auto& c : chunks_) c->capturer->RunSavedHooks();
+  // Each subject with hooks is looked up again: the game may have destroyed it while the save was
+  // written (a level removed on the way is forgotten already, see World::OnLevelRemoved).
+  Host& host = world_.host_;
+  std::vector<const void*> others;  // the globals and players there now, listed when needed
+  bool listed = false;
+  std::vector<ComponentView> components;
+  std::vector<std::vector<const void*>> gone(chunks_.size());
+  for (const Hooked& h : hooked_) {
+    bool alive = false;
+    ActorView view;
+    if (h.kind == RecordKind::kActor) {
+      alive = host.FindActor(h.actor, &view) && view.object.ptr == h.object;
+    } else if (h.kind == RecordKind::kComponent) {
+      if (host.FindActor(h.actor, &view)) {
+        components.clear();
+        host.ListComponents(view, &components);
+        alive = std::any_of(components.begin(), components.end(),
+                            [&](const ComponentView& c) { return c.object.ptr == h.object; });
+      }
+    } else {
+      if (!listed) {
+        listed = true;
+        std::vector<GlobalView> globals;
+        host.ListGlobals(&globals);
+        for (const GlobalView& g : globals) others.push_back(g.object.ptr);
+        for (const auto& entry : world_.registered_) others.push_back(entry.second.ptr);
+        std::vector<PlayerView> players;
+        host.ListPlayers(&players);
+        for (const PlayerView& p : players) {
+          for (const Object& o : {p.controller, p.pawn, p.player_state}) others.push_back(o.ptr);
+        }
+        std::sort(others.begin(), others.end());
+      }
+      alive = std::binary_search(others.begin(), others.end(), h.object);
+    }
+    if (!alive) gone[h.chunk].push_back(h.object);
+  }
+  hooked_.clear();
+  for (std::size_t i = 0; i < chunks_.size(); ++i) {
+    std::vector<const void*>& g = gone[i];
+    if (!g.empty()) {
+      std::sort(g.begin(), g.end());
+      chunks_[i]->capturer->ForgetObjects(
+          [&g](const void* o) { return std::binary_search(g.begin(), g.end(), o); });
+    }
+    chunks_[i]->capturer->RunSavedHooks();
+  }
 }
 
 void WorldCapture::Forget() {
+  hooked_.clear();
   for (auto& c : chunks_) c->capturer->ForgetCaptured();
 }
 

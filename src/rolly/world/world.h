@@ -164,7 +164,9 @@ class WorldCapture {
   Status Run();
   // The chunks: captured records, then the kept ones. Call once, when done().
   Result<std::vector<WorldChunk>> Finish();
-  // After the write succeeded: OnSaved on every object captured. After it failed: Forget.
+  // After the write succeeded: OnSaved on every object captured that the host still has (an
+  // object destroyed while the save was written is skipped: each object with the hook is looked
+  // up again first, by its actor's ID or among the globals and players). After it failed: Forget.
   void RunSavedHooks();
   void Forget();
   // The level memory generation this capture began at (World::SetHeld drops the memory taken up
@@ -178,6 +180,7 @@ class WorldCapture {
  private:
   friend class World;
   struct Subject;
+  struct Hooked;
   struct ChunkState;
   class GuidSet;
   class Links;
@@ -197,6 +200,8 @@ class WorldCapture {
   // The world sections of every subject, encoded when it was listed (Subject::sections).
   Bytes section_bytes_;
   std::vector<record::Section> step_sections_;
+  // The subjects with OnSaved hooks, to look up again before the hooks run.
+  std::vector<Hooked> hooked_;
   // Made by Finish when records of the held save may be kept.
   std::unique_ptr<GuidSet> captured_ids_;
   Status gather_error_;
