@@ -543,33 +543,26 @@ Result<std::uint32_t> Capturer::Capture(const reflect::ClassInfo& cls, void* obj
   }
   if (reflect::TypeRegistry::HasSaved(cls)) captured_.push_back({&cls, object});
   last_remembered_ = captured_.size() != before;
-  if (last_remembered_) ends_.push_back({static_cast<std::uint32_t>(captured_.size()), object});
+  if (last_remembered_) ends_.push_back(static_cast<std::uint32_t>(captured_.size()));
   scratch_.swap(parts.prop);
   return chunk_->record_count();
 }
 
-void Capturer::ForgetObjects(const std::function<bool(const void*)>& gone) {
-  std::size_t kept = 0, begin = 0, kept_ends = 0;
-  for (const End& e : ends_) {
-    if (!gone(e.object)) {
-      std::copy(captured_.begin() + static_cast<std::ptrdiff_t>(begin),
-                captured_.begin() + static_cast<std::ptrdiff_t>(e.end),
-                captured_.begin() + static_cast<std::ptrdiff_t>(kept));
-      kept += e.end - begin;
-      ends_[kept_ends++] = {static_cast<std::uint32_t>(kept), e.object};
-    }
-    begin = e.end;
-  }
-  captured_.resize(kept);
-  ends_.resize(kept_ends);
-}
-
-void Capturer::RunSavedHooks() {
-  for (const reflect::ObjectRef& ref : captured_) {
-    reflect::TypeRegistry::RunSaved(*ref.cls, const_cast<void*>(ref.object));
-  }
+void Capturer::RunSavedHooks(const std::function<bool(std::size_t)>& keep) {
+  // Taken first: a hook may start another capture, or lead the caller to ask about the next.
+  const std::vector<reflect::ObjectRef> captured = std::move(captured_);
+  const std::vector<std::uint32_t> ends = std::move(ends_);
   captured_.clear();
   ends_.clear();
+  std::uint32_t begin = 0;
+  for (std::size_t k = 0; k < ends.size(); ++k) {
+    if (!keep || keep(k)) {
+      for (std::uint32_t i = begin; i < ends[k]; ++i) {
+        reflect::TypeRegistry::RunSaved(*captured[i].cls, const_cast<void*>(captured[i].object));
+      }
+    }
+    begin = ends[k];
+  }
 }
 
 Result<Record> CaptureObject(const reflect::ClassInfo& cls, const void* object, Guid subject,

@@ -14,10 +14,11 @@
 // structure check a load runs, against a copy of the budget.
 //
 // Hooks (docs/records.md, "Hooks"): Capture runs OnPreSave on the object before reading it, and on
-// each object it owns before reading that one; RunSavedHooks runs OnSaved on every object
+// each object it owns before reading that one; RunSavedHooks runs OnSaved on the objects
 // captured, owned ones too, and is the caller's to call once the file holding the records was
 // written (never after a failed write). Only objects whose class (or a base) has an OnSaved hook
-// are remembered for it.
+// are remembered for it, by address: a caller whose objects may go before the write ends says
+// which captures are still there (RunSavedHooks' `keep`).
 //
 // Thread rules: a ChunkWriter and its Capturer are used by one thread at a time; captured objects
 // must not change during Capture (their hooks may change them before).
@@ -91,33 +92,28 @@ class Capturer {
   // written as they are; their IDs must differ from PROP, INLN, EXTR and each other.
   Result<std::uint32_t> Capture(const reflect::ClassInfo& cls, void* object, Guid subject,
                                 RecordKind kind, const std::vector<Section>* sections = nullptr);
-  // Runs OnSaved on every object captured since the last call (owned objects first, then their
-  // owner, in capture order) and forgets them. Call only after the write succeeded.
-  void RunSavedHooks();
+  // Runs OnSaved on the objects captured since the last call (owned objects first, then their
+  // owner, in capture order) and forgets them. Call only after the write succeeded. `keep` (may be
+  // null: all are kept) is asked right before each capture's hooks run, with its number among the
+  // captures that remembered objects (from 0, in capture order; see last_remembered); false skips
+  // that capture's hooks. A hook may destroy objects of captures not run yet: `keep` sees that.
+  void RunSavedHooks(const std::function<bool(std::size_t)>& keep = nullptr);
   // Forgets the captured objects without running hooks (the write failed).
   void ForgetCaptured() {
     captured_.clear();
     ends_.clear();
   }
   // Whether the last successful Capture remembered objects for OnSaved (its object or one it
-  // owns has the hook): a caller that may lose objects before the write ends checks those.
+  // owns has the hook): a caller that may lose objects before the write ends notes which.
   bool last_remembered() const { return last_remembered_; }
-  // Forgets the objects of each capture whose object (the one passed to Capture) `gone` says is
-  // gone, with the objects it owned, so RunSavedHooks never touches them: the host destroyed them,
-  // or is about to, before the write ends.
-  void ForgetObjects(const std::function<bool(const void*)>& gone);
 
  private:
   ChunkWriter* chunk_;
   ObjectLinks* links_;
   // The objects with OnSaved hooks, in the order their hooks run.
   std::vector<reflect::ObjectRef> captured_;
-  // For each Capture that remembered objects: where they end in captured_, and its object.
-  struct End {
-    std::uint32_t end;
-    const void* object;
-  };
-  std::vector<End> ends_;
+  // For each Capture that remembered objects: where they end in captured_.
+  std::vector<std::uint32_t> ends_;
   bool last_remembered_ = false;
   Bytes scratch_;
   Bytes owned_scratch_;

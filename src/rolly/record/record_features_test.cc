@@ -904,6 +904,36 @@ TEST_F(FeaturesTest, RecordsAddedToAChunkCountAgainstItsFileBudget) {
 
 // ---- 3. Hooks ----
 
+// Only captures of objects with OnSaved hooks (or owning some) are remembered, and `keep` skips
+// whole captures by their number among those, asked right before each.
+TEST_F(FeaturesTest, SavedHooksSkipTheCapturesKeepRefuses) {
+  Owner first, second;
+  first.part = std::make_unique<Part>();
+  second.part = std::make_unique<Part>();
+  Items plain;
+  ChunkWriter chunk;
+  Capturer capturer(&chunk);
+  ASSERT_THAT(capturer.Capture(Cls("Owner"), &first, Guid(1, 1), RecordKind::kObject), IsOk());
+  EXPECT_TRUE(capturer.last_remembered());
+  ASSERT_THAT(capturer.Capture(Cls("Items"), &plain, Guid(1, 2), RecordKind::kObject), IsOk());
+  EXPECT_FALSE(capturer.last_remembered());
+  ASSERT_THAT(capturer.Capture(Cls("Owner"), &second, Guid(1, 3), RecordKind::kObject), IsOk());
+  EXPECT_TRUE(capturer.last_remembered());
+  Events().clear();
+  std::vector<std::size_t> asked;
+  capturer.RunSavedHooks([&](std::size_t k) {
+    asked.push_back(k);
+    // Asked right before its own hooks: the first capture's ran already when the second is asked.
+    EXPECT_EQ(Events().size(), k == 0 ? 0u : 2u) << k;
+    return k == 0;
+  });
+  EXPECT_THAT(asked, ElementsAre(0, 1));
+  EXPECT_THAT(Events(), ElementsAre("Part.saved", "Owner.saved"));
+  Events().clear();
+  capturer.RunSavedHooks([&](std::size_t) { return true; });
+  EXPECT_THAT(Events(), IsEmpty()) << "forgotten once run";
+}
+
 TEST_F(FeaturesTest, HooksRunInOrderAndOnlyWhenTheyShould) {
   Owner o;
   o.part = std::make_unique<Part>();

@@ -142,9 +142,11 @@ class HookedCrate : public Crate {
   void Saved() {
     if (g_saved) g_saved->push_back(this);
     ++saved;
+    if (on_saved) on_saved();
   }
   int pre_saves = 0;
   int saved = 0;
+  std::function<void()> on_saved;
 };
 
 std::unique_ptr<reflect::TypeRegistry> MakeRegistry(bool with_statue = true,
@@ -1384,6 +1386,72 @@ TEST_F(SaveLoadTest, ObjectsDestroyedWhileTheirSaveIsWrittenGetNoSavedHook) {
   EXPECT_EQ(saved.size(), 2u) << "the kept crate and the hero's plaque";
 }
 
+// OnSaved hooks run in capture order, each subject checked right before its own: a hook that
+// destroys a later subject keeps that one's hook from running.
+TEST_F(SaveLoadTest, ASavedHookThatDestroysALaterSubjectSkipsItsHook) {
+  auto g = NewGame();
+  ASSERT_OK(g->scene.Start(kSmallMap));
+  ASSERT_OK_AND_ASSIGN(HookedCrate * first, g->scene.SpawnActor<HookedCrate>());
+  ASSERT_OK_AND_ASSIGN(HookedCrate * second, g->scene.SpawnActor<HookedCrate>());
+  const Guid second_id = second->id;
+  const void* second_at = second;
+  first->on_saved = [&] { g->scene.DestroyActor(second_id); };
+  std::vector<const void*> saved;
+  g_saved = &saved;
+  ASSERT_OK(SaveNow(*g, "h"));
+  g_saved = nullptr;
+  EXPECT_EQ(first->saved, 1);
+  EXPECT_EQ(g->scene.FindActor(second_id), nullptr);
+  EXPECT_THAT(saved, Not(Contains(second_at)));
+}
+
+// The object at a captured address is checked to be the same one: a registered object the game
+// let go of, with another made at its address and registered under another name, gets no hook.
+TEST_F(SaveLoadTest, AnAddressReusedWhileTheSaveIsWrittenGetsNoSavedHook) {
+  auto g = NewGame();
+  ASSERT_OK(g->scene.Start(kSmallMap));
+  const reflect::ClassInfo* settings_class = registry_->FindClass<Settings>();
+  alignas(Settings) unsigned char room[sizeof(Settings)];
+  auto* first = new (room) Settings;
+  ASSERT_OK(g->saves.world().Register(Name("first"), {settings_class, first}));
+  std::optional<Result<SaveOutcome>> got;
+  g->saves.Save("r", {}, [&](Result<SaveOutcome> r) { got.emplace(std::move(r)); });
+  ASSERT_FALSE(got.has_value()) << "the save is still being written";
+  g->saves.world().Unregister(Name("first"));
+  first->~Settings();
+  auto* second = new (room) Settings;
+  ASSERT_OK(g->saves.world().Register(Name("second"), {settings_class, second}));
+  ASSERT_OK(g->saves.Flush(Deadline()));
+  ASSERT_TRUE(got.has_value());
+  ASSERT_OK(got->status());
+  EXPECT_EQ(second->saved, 0);
+  g->saves.world().Unregister(Name("second"));
+  second->~Settings();
+}
+
+// Opening a map while a save is written: what the old world held gets no hook (its objects are
+// gone, and new ones may sit at their addresses under the same IDs); registered objects do.
+TEST_F(SaveLoadTest, AMapOpenedWhileTheSaveIsWrittenEndsTheOldWorldsHooks) {
+  auto g = NewGame();
+  ASSERT_OK(g->scene.Start(kSmallMap));
+  ASSERT_OK_AND_ASSIGN(HookedCrate * crate, g->scene.SpawnActor<HookedCrate>());
+  const void* crate_at = crate;
+  Settings stays;
+  ASSERT_OK(g->saves.world().Register(Name("stays"), {registry_->FindClass<Settings>(), &stays}));
+  std::vector<const void*> saved;
+  g_saved = &saved;
+  std::optional<Result<SaveOutcome>> got;
+  g->saves.Save("m", {}, [&](Result<SaveOutcome> r) { got.emplace(std::move(r)); });
+  ASSERT_FALSE(got.has_value()) << "the save is still being written";
+  ASSERT_OK(g->scene.OpenMap(kSmallMap));
+  ASSERT_OK(g->saves.Flush(Deadline()));
+  g_saved = nullptr;
+  ASSERT_TRUE(got.has_value());
+  ASSERT_OK(got->status());
+  EXPECT_THAT(saved, Not(Contains(crate_at)));
+  EXPECT_EQ(stays.saved, 1);
+}
+
 // --- 6. Events ---------------------------------------------------------------------------------
 
 TEST_F(SaveLoadTest, EventsComeInOrder) {
@@ -1888,6 +1956,27 @@ TEST_F(LevelMemoryTest, ALevelRemovedWhileASaveIsWrittenKeepsItsMemory) {
   EXPECT_EQ(CellarCrate(*b)->hits, 4);
   ASSERT_OK(b->scene.AddLevel(kAttic));
   EXPECT_EQ(AtticCrate(*b)->hits, 2);
+}
+
+// A level removed and added again while a save is written makes its actors again under the same
+// IDs (perhaps at the same addresses): the save's OnSaved hooks never reach them.
+TEST_F(LevelMemoryTest, ALevelRemovedAndAddedWhileASaveIsWrittenGetsNoSavedHooks) {
+  auto a = StreamedGame();
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  std::optional<Result<SaveOutcome>> got;
+  a->saves.Save("w", {}, [&](Result<SaveOutcome> r) { got.emplace(std::move(r)); });
+  ASSERT_FALSE(got.has_value()) << "the save is still being written";
+  ASSERT_OK(a->scene.RemoveLevel(kCellar));
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  auto* again = a->scene.FindActorAs<HookedCrate>(G(kCellarHookedId));
+  ASSERT_NE(again, nullptr);
+  ASSERT_OK(a->saves.Flush(Deadline()));
+  ASSERT_TRUE(got.has_value());
+  ASSERT_OK(got->status());
+  EXPECT_EQ(again->saved, 0);
+  // A save with the level in place runs its hook.
+  ASSERT_OK(SaveNow(*a, "w"));
+  EXPECT_EQ(again->saved, 1);
 }
 
 // A level whose capture fails keeps nothing (InvalidData, reported); nothing crashes, its next

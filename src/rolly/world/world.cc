@@ -131,13 +131,20 @@ struct WorldCapture::Subject {
 // How many subjects ahead a step asks for the object's saved fields.
 constexpr std::size_t kPrefetchAhead = 4;
 
-// A subject whose objects have OnSaved hooks: enough to find it again once the write ends.
+// A subject whose objects have OnSaved hooks: who it is, to find it again once the write ends.
+// Each is checked right before its hooks run: the same object (address and class) must be there
+// under the same identity, or its hooks are skipped.
 struct WorldCapture::Hooked {
-  // An actor's ID, or a component's actor's; none for globals and players.
-  Guid actor;
-  const void* object = nullptr;
-  std::uint16_t chunk = 0;
+  Object object;
   RecordKind kind = RecordKind::kObject;
+  // An actor's ID, or a component's actor's.
+  Guid actor;
+  // A component's name, a global's role, or a registered object's name.
+  Name name;
+  bool registered = false;
+  PlayerSection player;
+  // Known gone: its level was removed, or another map opened, while the save was written.
+  bool gone = false;
 };
 
 struct WorldCapture::ChunkState {
@@ -147,6 +154,8 @@ struct WorldCapture::ChunkState {
   std::unique_ptr<record::Capturer> capturer;
   std::uint32_t count = 0;
   std::unordered_map<std::string, std::uint32_t> tombstone_layouts;
+  // The captures that remembered objects for OnSaved, in the capturer's order.
+  std::vector<Hooked> hooked;
 };
 
 // The captured subjects' IDs (Finish).
@@ -432,16 +441,25 @@ Status WorldCapture::Step() {
                                                std::string(index.status().message()));
     }
     if (c.capturer->last_remembered()) {
-      Hooked h{Guid(), s.object.ptr, s.chunk, s.kind};
+      // Who it is, from the sections the capture wrote (they were encoded from the host's views).
+      Hooked h;
+      h.object = s.object;
+      h.kind = s.kind;
       if (s.kind == RecordKind::kActor) h.actor = s.id;
-      if (s.kind == RecordKind::kComponent) {
-        for (const record::Section& section : step_sections_) {
-          if (record::SameSection(section.id, kComponentSection)) {
-            h.actor = DecodeComponent(section.bytes)->actor;
-          }
+      for (const record::Section& section : step_sections_) {
+        if (record::SameSection(section.id, kComponentSection)) {
+          ComponentSection comp = *DecodeComponent(section.bytes);
+          h.actor = comp.actor;
+          h.name = Name(comp.name);
+        } else if (record::SameSection(section.id, kGlobalSection)) {
+          GlobalSection global = *DecodeGlobal(section.bytes);
+          h.registered = global.registered;
+          h.name = Name(global.name);
+        } else if (record::SameSection(section.id, kPlayerSection)) {
+          h.player = *DecodePlayer(section.bytes);
         }
       }
-      hooked_.push_back(h);
+      c.hooked.push_back(h);
     }
   }
   ++next_;
@@ -571,59 +589,67 @@ std::shared_ptr<void> WorldCapture::TakeScratch() {
   return scratch;
 }
 
-void WorldCapture::RunSavedHooks() {
-  // Each subject with hooks is looked up again: the game may have destroyed it while the save was
-  // written (a level removed on the way is forgotten already, see World::OnLevelRemoved).
+bool WorldCapture::StillThere(const Hooked& h) {
+  if (h.gone) return false;
   Host& host = world_.host_;
-  std::vector<const void*> others;  // the globals and players there now, listed when needed
-  bool listed = false;
-  std::vector<ComponentView> components;
-  std::vector<std::vector<const void*>> gone(chunks_.size());
-  for (const Hooked& h : hooked_) {
-    bool alive = false;
-    ActorView view;
-    if (h.kind == RecordKind::kActor) {
-      alive = host.FindActor(h.actor, &view) && view.object.ptr == h.object;
-    } else if (h.kind == RecordKind::kComponent) {
-      if (host.FindActor(h.actor, &view)) {
-        components.clear();
-        host.ListComponents(view, &components);
-        alive = std::any_of(components.begin(), components.end(),
-                            [&](const ComponentView& c) { return c.object.ptr == h.object; });
-      }
-    } else {
-      if (!listed) {
-        listed = true;
-        std::vector<GlobalView> globals;
-        host.ListGlobals(&globals);
-        for (const GlobalView& g : globals) others.push_back(g.object.ptr);
-        for (const auto& entry : world_.registered_) others.push_back(entry.second.ptr);
-        std::vector<PlayerView> players;
-        host.ListPlayers(&players);
-        for (const PlayerView& p : players) {
-          for (const Object& o : {p.controller, p.pawn, p.player_state}) others.push_back(o.ptr);
-        }
-        std::sort(others.begin(), others.end());
-      }
-      alive = std::binary_search(others.begin(), others.end(), h.object);
+  const auto same = [&h](const Object& o) { return o.ptr == h.object.ptr && o.cls == h.object.cls; };
+  ActorView view;
+  switch (h.kind) {
+    case RecordKind::kActor:
+      return host.FindActor(h.actor, &view) && same(view.object);
+    case RecordKind::kComponent: {
+      if (!host.FindActor(h.actor, &view)) return false;
+      std::vector<ComponentView> components;
+      host.ListComponents(view, &components);
+      return std::any_of(components.begin(), components.end(), [&](const ComponentView& c) {
+        return c.name == h.name && same(c.object);
+      });
     }
-    if (!alive) gone[h.chunk].push_back(h.object);
+    case RecordKind::kPlayer: {
+      std::vector<PlayerView> players;
+      host.ListPlayers(&players);
+      for (const PlayerView& p : players) {
+        if (static_cast<std::uint32_t>(p.index) != h.player.index) continue;
+        return same(h.player.part == PlayerPart::kController ? p.controller
+                    : h.player.part == PlayerPart::kPawn     ? p.pawn
+                                                             : p.player_state);
+      }
+      return false;
+    }
+    default:
+      break;
   }
-  hooked_.clear();
-  for (std::size_t i = 0; i < chunks_.size(); ++i) {
-    std::vector<const void*>& g = gone[i];
-    if (!g.empty()) {
-      std::sort(g.begin(), g.end());
-      chunks_[i]->capturer->ForgetObjects(
-          [&g](const void* o) { return std::binary_search(g.begin(), g.end(), o); });
-    }
-    chunks_[i]->capturer->RunSavedHooks();
+  if (h.registered) {
+    auto it = world_.registered_.find(h.name);
+    return it != world_.registered_.end() && same(it->second);
+  }
+  std::vector<GlobalView> globals;
+  host.ListGlobals(&globals);
+  return std::any_of(globals.begin(), globals.end(),
+                     [&](const GlobalView& g) { return g.role == h.name && same(g.object); });
+}
+
+void WorldCapture::RunSavedHooks() {
+  // Each capture's hooks run only if its subject is still there, checked right before (a hook
+  // may destroy what a later one would reach).
+  for (auto& c : chunks_) {
+    const std::vector<Hooked> hooked = std::move(c->hooked);
+    c->hooked.clear();
+    c->capturer->RunSavedHooks([&](std::size_t k) { return StillThere(hooked[k]); });
   }
 }
 
 void WorldCapture::Forget() {
-  hooked_.clear();
-  for (auto& c : chunks_) c->capturer->ForgetCaptured();
+  for (auto& c : chunks_) {
+    c->hooked.clear();
+    c->capturer->ForgetCaptured();
+  }
+}
+
+void WorldCapture::NoteGone(const std::function<bool(const Hooked&)>& gone) {
+  for (auto& c : chunks_) {
+    for (Hooked& h : c->hooked) h.gone = h.gone || gone(h);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1088,6 +1114,14 @@ void World::NotePlacedActors(Name level) {
 }
 
 void World::OnActorsInitialized() {
+  // A new map: a save still writing saw the world that went. Only registered objects and the game
+  // instance's globals outlive a map; nothing else it captured gets its OnSaved hook.
+  for (WorldCapture* capture : live_captures_->captures) {
+    capture->NoteGone([](const WorldCapture::Hooked& h) {
+      if (h.kind != RecordKind::kObject) return true;
+      return !h.registered && h.name != Name("GameInstance") && h.name != Name("Subsystem");
+    });
+  }
   placed_.clear();
   waiting_.clear();
   level_memory_.clear();  // the levels it remembered belong to the world that went
@@ -1127,22 +1161,16 @@ void World::OnLevelAdded(Name level) {
 void World::OnLevelRemoved(Name level) {
   RememberLevel(level);  // first: its tombstones are the placed actors noted below
   std::erase_if(placed_, [&](const PlacedActor& p) { return p.level == level; });
-  // A save still writing captured objects of the level: its OnSaved hooks must not reach them
-  // once the host destroys them.
+  // A save still writing captured the level's actors: their OnSaved hooks must not run, even on
+  // actors made again at the same addresses with the same IDs when the level comes back.
   if (live_captures_->captures.empty()) return;
-  std::unordered_set<const void*> gone;
-  std::vector<ComponentView> components;
-  host_.VisitActors(level, [&](const ActorView& a) {
-    gone.insert(a.object.ptr);
-    components.clear();
-    host_.ListComponents(a, &components);
-    for (const ComponentView& c : components) gone.insert(c.object.ptr);
-  });
-  const std::vector<WorldCapture*> captures = live_captures_->captures;
-  for (WorldCapture* capture : captures) {
-    for (auto& c : capture->chunks_) {
-      c->capturer->ForgetObjects([&gone](const void* object) { return gone.count(object) > 0; });
-    }
+  core_internal::GuidSet gone;
+  host_.VisitActors(level, [&](const ActorView& a) { gone.Insert(a.id); });
+  for (WorldCapture* capture : live_captures_->captures) {
+    capture->NoteGone([&gone](const WorldCapture::Hooked& h) {
+      return (h.kind == RecordKind::kActor || h.kind == RecordKind::kComponent) &&
+             gone.Contains(h.actor);
+    });
   }
 }
 

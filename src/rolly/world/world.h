@@ -164,9 +164,14 @@ class WorldCapture {
   Status Run();
   // The chunks: captured records, then the kept ones. Call once, when done().
   Result<std::vector<WorldChunk>> Finish();
-  // After the write succeeded: OnSaved on every object captured that the host still has (an
-  // object destroyed while the save was written is skipped: each object with the hook is looked
-  // up again first, by its actor's ID or among the globals and players). After it failed: Forget.
+  // After the write succeeded: OnSaved on the objects captured that the game still has. Right
+  // before a subject's hooks run it is looked up again by its identity (an actor by ID, a
+  // component by name under its actor, a global by role, a registered object by name, a player
+  // part by index and part) and must be the same object (address and class); one the game
+  // destroyed or let go of meanwhile is skipped, as is every subject of a level removed or a map
+  // left since the capture (registered objects and the game instance's globals outlive a map).
+  // Objects owned through a saved field are not looked up: a game that replaces one while a save
+  // is written keeps the old one alive until the save's callback. After a failed write: Forget.
   void RunSavedHooks();
   void Forget();
   // The level memory generation this capture began at (World::SetHeld drops the memory taken up
@@ -180,7 +185,6 @@ class WorldCapture {
  private:
   friend class World;
   struct Subject;
-  struct Hooked;
   struct ChunkState;
   class GuidSet;
   class Links;
@@ -188,6 +192,11 @@ class WorldCapture {
   void Gather();
   // Writes level memory's records into the world chunk (a save's only); notes the actors in them.
   Status KeepRemembered(GuidSet* remembered_actors);
+  // Whether the subject of `h` is still there, as itself (RunSavedHooks).
+  struct Hooked;
+  bool StillThere(const Hooked& h);
+  // Marks the hooked subjects `gone` picks as gone (a level removed, another map opened).
+  void NoteGone(const std::function<bool(const Hooked&)>& gone);
 
   World& world_;
   std::shared_ptr<world_internal::LiveCaptures> live_;
@@ -200,8 +209,6 @@ class WorldCapture {
   // The world sections of every subject, encoded when it was listed (Subject::sections).
   Bytes section_bytes_;
   std::vector<record::Section> step_sections_;
-  // The subjects with OnSaved hooks, to look up again before the hooks run.
-  std::vector<Hooked> hooked_;
   // Made by Finish when records of the held save may be kept.
   std::unique_ptr<GuidSet> captured_ids_;
   Status gather_error_;
