@@ -1556,6 +1556,45 @@ TEST_F(SaveLoadTest, ADamagedRecordAnywhereRefusesTheWholeLoad) {
   }
 }
 
+// A file no save writes: an actor held destroyed that also has a live record, and a record of
+// its component. The actor goes, and neither record is applied (their objects go first).
+TEST_F(SaveLoadTest, AnActorHeldDestroyedWithOtherRecordsOfItGoesAndTheyAreNotApplied) {
+  auto a = NewGame();
+  ASSERT_OK(a->scene.Start(kSmallMap));
+  ASSERT_OK(SaveNow(*a, "dup"));
+  DamageChunk(*a, "dup", "WRLD", [](Bytes& data) {
+    Result<record::Payload> p = record::DecodePayload(data);
+    if (!p.ok()) return false;
+    for (const record::Record& r : p->records) {
+      if (r.subject != G(kHeroId)) continue;
+      record::Record tombstone = r;
+      for (record::Section& s : tombstone.sections) {
+        if (record::SameSection(s.id, world::kActorSection)) {
+          world::ActorSection destroyed;
+          destroyed.destroyed = true;
+          s.bytes = world::EncodeActor(destroyed);
+        }
+      }
+      p->records.push_back(std::move(tombstone));
+      Result<Bytes> out = record::EncodePayload(*p);
+      if (!out.ok()) return false;
+      data = *out;
+      return true;
+    }
+    return false;
+  });
+  for (MapChoice choice : {MapChoice::kOpenSavedMap, MapChoice::kKeepCurrentMap}) {
+    auto b = NewGame();
+    ASSERT_OK(b->scene.Start(kSmallMap));
+    ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "dup", choice));
+    EXPECT_EQ(b->scene.FindActor(G(kHeroId)), nullptr);
+    EXPECT_EQ(out.report.removed, 1u);
+    EXPECT_THAT(out.report.messages,
+                Contains(AllOf(HasSubstr(kHeroId), HasSubstr("holds its actor destroyed"))))
+        << Lines(out.report.messages);
+  }
+}
+
 // --- 8. Many actors ----------------------------------------------------------------------------
 
 TEST_F(SaveLoadTest, TenThousandActorsRoundTrip) {

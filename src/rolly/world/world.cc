@@ -705,6 +705,7 @@ class World::Applier : public record::ObjectLinks {
       if (c.id == kPlayerChunk && only_level_.is_none()) FindPlayers(c);
     }
     // Placed actors held destroyed go first, then spawned actors the world lacks come back.
+    if (!remove_.empty()) DropRemoved();
     host_.DestroyActors(remove_);
     report_->removed += remove_.size();
     for (Spawn& s : spawns_) {
@@ -759,9 +760,40 @@ class World::Applier : public record::ObjectLinks {
     const LoadedGame::Chunk* chunk;
     std::size_t record;
     ComponentSection comp;
+    // Its object when matched already (its record followed its actor's).
+    Object found;
   };
 
   void Message(std::string text) { report_->messages.push_back(std::move(text)); }
+
+  // A save that holds an actor destroyed and also has records of it or of its components (a file
+  // no save writes): those records are not applied, as their objects go before values are set.
+  void DropRemoved() {
+    std::vector<const void*> doomed;
+    std::vector<ComponentView> components;
+    core_internal::GuidSet ids;
+    for (Guid id : remove_) {
+      ids.Insert(id);
+      ActorView view;
+      if (!host_.FindActor(id, &view)) continue;
+      doomed.push_back(view.object.ptr);
+      components.clear();
+      host_.ListComponents(view, &components);
+      for (const ComponentView& c : components) doomed.push_back(c.object.ptr);
+    }
+    std::sort(doomed.begin(), doomed.end());
+    std::erase_if(targets_, [&](const Target& t) {
+      if (!std::binary_search(doomed.begin(), doomed.end(), t.object.ptr)) return false;
+      const record::CheckedPayload& records = t.chunk->payload;
+      objects_.Erase(records.subject(t.record));
+      Message("record of " +
+              Describe(SavedClass(records.tables(), records.layout(t.record)),
+                       records.subject(t.record)) +
+              " was not applied: the save holds its actor destroyed");
+      return true;
+    });
+    std::erase_if(placements_, [&](const auto& p) { return ids.Contains(p.first); });
+  }
 
   static Placement PlacementOf(const ActorSection& a) {
     return Placement{a.transform, a.owner, a.attach_parent, Name(a.attach_socket)};
@@ -827,11 +859,12 @@ class World::Applier : public record::ObjectLinks {
         if (!c.payload.Find(i, kComponentSection, &section)) continue;
         ComponentSection comp = *DecodeComponent(section);
         if (!only_level_.is_none() && !level_actors_.Contains(comp.actor)) continue;
-        if (!last.id.is_none() && comp.actor == last.id) {
-          MatchComponent(c, i, comp, last.view, false);
-        } else {
-          pending_components_.push_back({&c, i, std::move(comp)});
-        }
+        // Matched now when it follows its actor's record; taken below, after every actor, as
+        // the others are.
+        Object found;
+        const bool matched = !last.id.is_none() && comp.actor == last.id;
+        if (matched) found = MatchComponent(c, i, comp, last.view);
+        if (!matched || found) pending_components_.push_back({&c, i, std::move(comp), found});
         continue;
       }
       last.id = Guid();
@@ -871,10 +904,13 @@ class World::Applier : public record::ObjectLinks {
     }
     // The components listed stay valid only while nothing changes.
     listed_for_ = Guid();
-    // Components of actors there now (those of actors spawned again are found after the spawn).
+    // Components of actors there now, in record order (those of actors spawned again are found
+    // after the spawn).
     std::vector<Pending> later;
     for (Pending& p : pending_components_) {
-      if (spawning_.Contains(p.comp.actor)) {
+      if (p.found) {
+        Take(*p.chunk, p.record, p.found, false);
+      } else if (spawning_.Contains(p.comp.actor)) {
         later.push_back(std::move(p));
       } else {
         FindComponent(p);
@@ -891,13 +927,15 @@ class World::Applier : public record::ObjectLinks {
       ++report_->kept;
       return;
     }
-    MatchComponent(*p.chunk, p.record, p.comp, actor, spawning_.Contains(p.comp.actor));
+    const Object found = MatchComponent(*p.chunk, p.record, p.comp, actor);
+    if (found) Take(*p.chunk, p.record, found, spawning_.Contains(p.comp.actor));
   }
 
   // Matches component record `i` of `c` against the components `actor` has now (listed once per
-  // actor, while nothing changes); one not there yet waits for the host to report it created.
-  void MatchComponent(const LoadedGame::Chunk& c, std::size_t i, const ComponentSection& comp,
-                      const ActorView& actor, bool first_pass) {
+  // actor, while nothing changes) and returns its object. None when its class differs (reported)
+  // or it is not there yet: then it waits for the host to report it created.
+  Object MatchComponent(const LoadedGame::Chunk& c, std::size_t i, const ComponentSection& comp,
+                        const ActorView& actor) {
     const record::CheckedPayload& records = c.payload;
     Name saved = SavedClass(records.tables(), records.layout(i));
     if (listed_for_.is_none() || listed_for_ != comp.actor) {
@@ -910,10 +948,9 @@ class World::Applier : public record::ObjectLinks {
       if (v.name != name) continue;
       if (!SameClass(registry_, saved, v.object.cls)) {
         Mismatch(saved, records.subject(i), v.object.cls);
-        return;
+        return Object();
       }
-      Take(c, i, v.object, first_pass);
-      return;
+      return v.object;
     }
     // Not there yet: it waits for the host to report it created.
     auto w = std::make_unique<WaitingComponent>();
@@ -924,6 +961,7 @@ class World::Applier : public record::ObjectLinks {
     w->name = name;
     world_.waiting_.push_back(std::move(w));
     ++report_->waiting;
+    return Object();
   }
 
   void FindPlayers(const LoadedGame::Chunk& c) {
