@@ -1,4 +1,5 @@
-// Applying records: the values of a checked record (DecodePayload checked it whole) set into a
+// Applying records: the values of a checked record (DecodePayload or CheckedPayload::Check
+// checked its payload whole; a CheckedPayload's records are read in place) set into a
 // live object by name, as docs/records.md "Applying a record" says. A field found through the
 // field redirects whose saved type equals its live type is read (through its setter when it has
 // one); any other saved value is skipped by its saved type with a message naming the field; a

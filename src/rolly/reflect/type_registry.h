@@ -463,10 +463,10 @@ class TypeRegistry {
   static void RunPreSave(const ClassInfo& cls, void* object);
   static void RunSaved(const ClassInfo& cls, void* object);
   static void RunLoaded(const ClassInfo& cls, void* object);
-  // Whether `cls` or a base has a save-extra hook; HasOwnExtra: `cls` itself.
-  static bool HasExtra(const ClassInfo& cls);
   // Whether `cls` or a base has an OnSaved hook.
   static bool HasSaved(const ClassInfo& cls);
+  // Whether `cls` or a base has a save-extra hook; HasOwnExtra: `cls` itself.
+  static bool HasExtra(const ClassInfo& cls);
   static bool HasOwnExtra(const ClassInfo& cls);
   // The save-extra bytes of `object` (of `cls`); InvalidData when a hook broke the base-first rule.
   static Result<std::string> WriteExtra(const ClassInfo& cls, const void* object);

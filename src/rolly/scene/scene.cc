@@ -9,7 +9,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include "rolly/core/internal/guid_map.h"
+#include "rolly/core/guid_map.h"
 #include "rolly/scene/internal/json_values.h"
 
 namespace rolly::scene {
@@ -92,7 +92,7 @@ struct Scene::World {
   std::vector<std::pair<std::uint64_t, std::unique_ptr<Actor>>> actors;
   // Each actor's creation number (its key in `actors`) and address, in one open-addressing table
   // (a load looks up every saved actor by ID).
-  core_internal::GuidMap<std::pair<std::uint64_t, Actor*>> by_id;
+  GuidMap<std::pair<std::uint64_t, Actor*>> by_id;
   std::uint64_t next_seq = 0;
   // Actors between BeginSpawn and FinishSpawn.
   std::unordered_set<Guid> deferred;
@@ -639,12 +639,14 @@ void Scene::DestroyMany(const std::vector<Guid>& ids) {
   // in one pass.
   if (seqs.size() <= 16) {
     for (std::uint64_t seq : seqs) {
-      auto at = std::lower_bound(w.actors.begin(), w.actors.end(), seq,
-                                 [](const auto& entry, std::uint64_t n) { return entry.first < n; });
+      auto at =
+          std::lower_bound(w.actors.begin(), w.actors.end(), seq,
+                           [](const auto& entry, std::uint64_t n) { return entry.first < n; });
       w.actors.erase(at);
     }
   } else {
-    std::erase_if(w.actors, [&gone](const auto& entry) { return gone.count(entry.second.get()) > 0; });
+    std::erase_if(w.actors,
+                  [&gone](const auto& entry) { return gone.count(entry.second.get()) > 0; });
   }
 }
 

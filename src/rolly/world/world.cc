@@ -6,9 +6,9 @@
 #include <unordered_map>
 #include <utility>
 
+#include "rolly/core/guid_map.h"
 #include "rolly/record/apply.h"
 #include "rolly/record/value_tree.h"
-#include "rolly/core/internal/guid_map.h"
 #include "rolly/world/sections.h"
 
 namespace rolly::world_internal {
@@ -24,8 +24,8 @@ namespace {
 using record::RecordKind;
 using record::Section;
 
-const std::vector<record::SectionId> kTableFree = {kActorSection, kComponentSection,
-                                                   kGlobalSection, kPlayerSection};
+const std::vector<record::SectionId> kTableFree = {kActorSection, kComponentSection, kGlobalSection,
+                                                   kPlayerSection};
 
 // Whether objects of `cls` hold saved state: a saved field or a save-extra hook.
 bool HasState(const reflect::ClassInfo& cls) {
@@ -159,7 +159,7 @@ struct WorldCapture::ChunkState {
 };
 
 // The captured subjects' IDs (Finish).
-class WorldCapture::GuidSet : public core_internal::GuidSet {};
+class WorldCapture::GuidSet : public rolly::GuidSet {};
 
 // Where each subject is saved: references between saved objects become record indexes (same
 // chunk) or subject IDs. Objects are found by address in one table (open addressing).
@@ -250,8 +250,9 @@ void WorldCapture::Gather() {
   };
   auto fits = [&](std::string_view text) {
     if (!FitsSection(text) && gather_error_.ok()) {
-      gather_error_ = InvalidDataError("the name \"" + std::string(text.substr(0, 64)) +
-                                       "\" cannot be saved: names are at most 1,024 bytes of UTF-8");
+      gather_error_ =
+          InvalidDataError("the name \"" + std::string(text.substr(0, 64)) +
+                           "\" cannot be saved: names are at most 1,024 bytes of UTF-8");
     }
   };
   // A subject and its sections: `encode(Bytes*)` appends each section's bytes after its header.
@@ -273,7 +274,8 @@ void WorldCapture::Gather() {
     section_bytes_.resize(at + 8);
     std::memcpy(section_bytes_.data() + at, id.data(), 4);
     append(&section_bytes_);
-    StoreU32(section_bytes_.data() + at + 4, static_cast<std::uint32_t>(section_bytes_.size() - at - 8));
+    StoreU32(section_bytes_.data() + at + 4,
+             static_cast<std::uint32_t>(section_bytes_.size() - at - 8));
     ++subjects_.back().section_count;
   };
 
@@ -320,9 +322,8 @@ void WorldCapture::Gather() {
     if (a.player_pawn || a.saving == Saving::kNever || !a.object) return;
     components.clear();
     host.ListComponents(a, &components);
-    std::erase_if(components, [](const ComponentView& c) {
-      return !c.object || !HasState(*c.object.cls);
-    });
+    std::erase_if(components,
+                  [](const ComponentView& c) { return !c.object || !HasState(*c.object.cls); });
     if (a.saving != Saving::kAlways && !HasState(*a.object.cls) && components.empty()) return;
     ActorSection actor;
     actor.spawned = a.spawned;
@@ -517,7 +518,8 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
       const record::CheckedPayload& records = from.payload;
       for (std::size_t i = 0; i < records.size(); ++i) {
         const Guid subject = records.subject(i);
-        if (!record::IsKnownObjectKind(records.kind(i)) || captured_ids_->Contains(subject)) continue;
+        if (!record::IsKnownObjectKind(records.kind(i)) || captured_ids_->Contains(subject))
+          continue;
         Name cls = SavedClass(records.tables(), records.layout(i));
         bool keep = false;
         ByteView section;
@@ -530,8 +532,8 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
             // An actor of a level not loaded now (its tombstone too: nothing else remembers it),
             // or of a class the game does not register. Level memory replaces a level's records.
             // A level's capture keeps its own level's records as a save would.
-            keep = a.ok() &&
-                   (!level_loaded || (!a->destroyed && registry.FindClass(cls) == nullptr));
+            keep =
+                a.ok() && (!level_loaded || (!a->destroyed && registry.FindClass(cls) == nullptr));
             if (!whole) {
               keep = keep && !a->level.empty() && Name(a->level) == only_level_;
             } else if (keep && !a->level.empty() && world_.RemembersLevel(Name(a->level))) {
@@ -562,7 +564,8 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
     made.push_back({c->id, c->key, c->writer->Finish()});
     // The next capture reserves this much at once (a little more, for a world that grows).
     if (c->id == kWorldChunk && whole) {
-      world_.capture_hint_.world_chunk_bytes = made.back().payload.size() + made.back().payload.size() / 16;
+      world_.capture_hint_.world_chunk_bytes =
+          made.back().payload.size() + made.back().payload.size() / 16;
     }
   }
 
@@ -592,7 +595,9 @@ std::shared_ptr<void> WorldCapture::TakeScratch() {
 bool WorldCapture::StillThere(const Hooked& h) {
   if (h.gone) return false;
   Host& host = world_.host_;
-  const auto same = [&h](const Object& o) { return o.ptr == h.object.ptr && o.cls == h.object.cls; };
+  const auto same = [&h](const Object& o) {
+    return o.ptr == h.object.ptr && o.cls == h.object.cls;
+  };
   ActorView view;
   switch (h.kind) {
     case RecordKind::kActor:
@@ -670,8 +675,12 @@ class World::Applier : public record::ObjectLinks {
   // added); none: the whole save.
   Applier(World& world, std::shared_ptr<const LoadedGame> game, ApplyReport* report,
           Name only_level = Name())
-      : world_(world), host_(world.host_), registry_(world.registry_), game_(std::move(game)),
-        report_(report), only_level_(only_level) {}
+      : world_(world),
+        host_(world.host_),
+        registry_(world.registry_),
+        game_(std::move(game)),
+        report_(report),
+        only_level_(only_level) {}
 
   std::optional<record::LinkTarget> Locate(const reflect::ClassInfo&, const void*) override {
     return std::nullopt;  // an apply only resolves
@@ -709,8 +718,7 @@ class World::Applier : public record::ObjectLinks {
     host_.DestroyActors(remove_);
     report_->removed += remove_.size();
     for (Spawn& s : spawns_) {
-      Result<ActorView> view =
-          host_.BeginSpawn(s.level, *s.cls, s.id, s.place.transform);
+      Result<ActorView> view = host_.BeginSpawn(s.level, *s.cls, s.id, s.place.transform);
       if (!view.ok()) {
         Message("actor " + Describe(s.cls->name(), s.id) + " was not spawned again (" +
                 std::string(view.status().message()) + "): its record is kept");
@@ -771,7 +779,7 @@ class World::Applier : public record::ObjectLinks {
   void DropRemoved() {
     std::vector<const void*> doomed;
     std::vector<ComponentView> components;
-    core_internal::GuidSet ids;
+    GuidSet ids;
     for (Guid id : remove_) {
       ids.Insert(id);
       ActorView view;
@@ -800,8 +808,8 @@ class World::Applier : public record::ObjectLinks {
   }
 
   void Mismatch(Name saved, Guid id, const reflect::ClassInfo* live) {
-    Message("ClassMismatch: the record of " + Describe(saved, id) + " was not applied: the object is a " +
-            (live ? live->name().str() : std::string("?")));
+    Message("ClassMismatch: the record of " + Describe(saved, id) +
+            " was not applied: the object is a " + (live ? live->name().str() : std::string("?")));
     ++report_->class_mismatches;
   }
 
@@ -893,7 +901,8 @@ class World::Applier : public record::ObjectLinks {
         continue;
       }
       const reflect::ClassInfo* cls = registry_.FindClass(saved);
-      const bool level_loaded = std::find(levels.begin(), levels.end(), actor_level) != levels.end();
+      const bool level_loaded =
+          std::find(levels.begin(), levels.end(), actor_level) != levels.end();
       if (!a.spawned || cls == nullptr || !level_loaded) {
         Message("actor " + Describe(saved, subject) + " is not there: its record is kept");
         ++report_->kept;
@@ -1036,13 +1045,13 @@ class World::Applier : public record::ObjectLinks {
   ApplyReport* report_;
   std::vector<Target> targets_;
   Name only_level_;
-  core_internal::GuidSet level_actors_;
+  GuidSet level_actors_;
   std::vector<Spawn> spawns_;
-  core_internal::GuidSet spawning_;
+  GuidSet spawning_;
   std::vector<Pending> pending_components_;
   std::vector<Guid> remove_;
   std::vector<std::pair<Guid, Placement>> placements_;
-  core_internal::GuidMap<Object> objects_;
+  GuidMap<Object> objects_;
   std::map<const LoadedGame::Chunk*, std::unique_ptr<record::Applier>> appliers_;
   // The components of actor `listed_for_` (none: no list held).
   Guid listed_for_;
@@ -1202,7 +1211,7 @@ void World::OnLevelRemoved(Name level) {
   // A save still writing captured the level's actors: their OnSaved hooks must not run, even on
   // actors made again at the same addresses with the same IDs when the level comes back.
   if (live_captures_->captures.empty()) return;
-  core_internal::GuidSet gone;
+  GuidSet gone;
   host_.VisitActors(level, [&](const ActorView& a) { gone.Insert(a.id); });
   for (WorldCapture* capture : live_captures_->captures) {
     capture->NoteGone([&gone](const WorldCapture::Hooked& h) {
@@ -1244,8 +1253,8 @@ Status WorldCapture::KeepRemembered(GuidSet* remembered_actors) {
   }
   if (into == nullptr) return OkStatus();
   auto move = [&](const record::CheckedPayload& from, std::size_t i) -> Status {
-    Result<record::Record> moved = record::MoveRecord(from.tables(), from.Get(i),
-                                                      &into->writer->tables(), &from, kTableFree);
+    Result<record::Record> moved =
+        record::MoveRecord(from.tables(), from.Get(i), &into->writer->tables(), &from, kTableFree);
     // A record this version cannot move goes, as one of the held save does (Finish).
     if (!moved.ok()) return OkStatus();
     ROLLY_RETURN_IF_ERROR(into->writer->Add(*moved));

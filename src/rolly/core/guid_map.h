@@ -1,12 +1,14 @@
 // GuidMap: a map from GUIDs to small values in one table (open addressing, linear probing), for
-// look-ups among 100,000 objects (the world layer's per-save and per-load tables, the reference
-// scene's actors by ID): no allocation per entry, and a look-up touches one or two neighbouring
-// slots. Internal to the library (not installed).
+// look-ups among 100,000 objects by ID (the world layer's tables for a save and a load, the
+// reference scene's actors; a host may use it for its own): no allocation per entry, and a
+// look-up touches one or two neighbouring slots. Any GUID is a key, the none GUID included.
+// Pointers from Find stay valid until the next Put, Insert, Erase or Reserve. GuidSet: the same,
+// without values.
 //
 // Thread rules: a value type; one thread at a time.
 
-#ifndef ROLLY_CORE_INTERNAL_GUID_MAP_H_
-#define ROLLY_CORE_INTERNAL_GUID_MAP_H_
+#ifndef ROLLY_CORE_GUID_MAP_H_
+#define ROLLY_CORE_GUID_MAP_H_
 
 #include <algorithm>
 #include <cstddef>
@@ -17,7 +19,7 @@
 
 #include "rolly/core/guid.h"
 
-namespace rolly::core_internal {
+namespace rolly {
 
 template <typename V>
 class GuidMap {
@@ -76,9 +78,7 @@ class GuidMap {
     if (!slots_.empty()) __builtin_prefetch(&slots_[Mix(id) & (slots_.size() - 1)]);
   }
 
-  V* Find(Guid id) {
-    return const_cast<V*>(static_cast<const GuidMap&>(*this).Find(id));
-  }
+  V* Find(Guid id) { return const_cast<V*>(static_cast<const GuidMap&>(*this).Find(id)); }
   const V* Find(Guid id) const {
     if (id.is_none()) return none_ ? &*none_ : nullptr;
     if (slots_.empty()) return nullptr;
@@ -142,6 +142,6 @@ class GuidSet {
   GuidMap<Empty> map_;
 };
 
-}  // namespace rolly::core_internal
+}  // namespace rolly
 
-#endif  // ROLLY_CORE_INTERNAL_GUID_MAP_H_
+#endif  // ROLLY_CORE_GUID_MAP_H_

@@ -1,14 +1,14 @@
-// The library's GUID table: puts, finds, erases, growth past its load bound, the none GUID as a
+// GuidMap and GuidSet: puts, finds, erases, growth past its load bound, the none GUID as a
 // key, and agreement with std::unordered_map over seeded keys that collide in the table's low bits.
 
-#include "rolly/core/internal/guid_map.h"
+#include "rolly/core/guid_map.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 #include <unordered_map>
 
-namespace rolly::core_internal {
+namespace rolly {
 namespace {
 
 TEST(GuidMapTest, PutFindAndOverwrite) {
@@ -124,4 +124,4 @@ TEST(GuidMapTest, KeysDifferingOnlyInHighBitsSpread) {
 }
 
 }  // namespace
-}  // namespace rolly::core_internal
+}  // namespace rolly
