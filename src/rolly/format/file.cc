@@ -132,7 +132,10 @@ Status CheckChunks(const std::vector<Chunk>& chunks) {
   return OkStatus();
 }
 
-EncodedChunk EncodeChunk(const Chunk& c, const WriteOptions& options) {
+// Encodes `c`. `owned`: the same chunk when the caller owns it (EncodeChunks); a chunk that
+// compresses then lets go of its decoded bytes before the compressed ones are joined into one
+// buffer, so the decoded bytes, the compressed blocks and the joined copy are never all held.
+EncodedChunk EncodeChunk(const Chunk& c, const WriteOptions& options, Chunk* owned = nullptr) {
   EncodedChunk e;
   e.chunk = &c;
   e.decoded_size = c.decoded_size();
@@ -142,9 +145,12 @@ EncodedChunk EncodeChunk(const Chunk& c, const WriteOptions& options) {
   } else {
     e.codec = static_cast<std::uint8_t>(Codec::kStored);
     e.stored = c.data();
+    format_internal::ZstdFrameBlocks frame;
     if (options.compress && !c.data().empty() &&
-        format_internal::ZstdCompress(c.data(), options.zstd_level, &e.owned) &&
-        e.owned.size() < c.data().size()) {
+        format_internal::ZstdCompressBlocks(c.data(), options.zstd_level, &frame) &&
+        frame.size < c.data().size()) {
+      if (owned != nullptr) owned->TakeData();
+      frame.JoinInto(&e.owned);
       e.codec = static_cast<std::uint8_t>(Codec::kZstd);
       e.stored = e.owned;
     }
@@ -296,12 +302,8 @@ Result<EncodedChunks> EncodeChunks(std::vector<Chunk> chunks, const WriteOptions
   EncodedChunks out;
   out.rep_->chunks = std::move(chunks);
   out.rep_->encoded.reserve(out.rep_->chunks.size());
-  for (Chunk& c : out.rep_->chunks) {
-    EncodedChunk e = EncodeChunk(c, options);
-    // A compressed chunk no longer needs its decoded bytes: keep only what goes into the file.
-    if (e.stored.data() == e.owned.data() && !e.owned.empty()) c.TakeData();
-    out.rep_->encoded.push_back(std::move(e));
-  }
+  // A compressed chunk no longer needs its decoded bytes: only what goes into the file is kept.
+  for (Chunk& c : out.rep_->chunks) out.rep_->encoded.push_back(EncodeChunk(c, options, &c));
   return out;
 }
 
