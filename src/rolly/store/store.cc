@@ -421,13 +421,22 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     backend_.Write(target_name, std::move(pieces),
                    [self, job, plan = *std::move(plan), done = std::move(done),
                     finished = std::move(finished)](Status written) mutable {
-                     self->Reply(std::move(done), self->FinishSave(*job, std::move(plan), written));
+                     bool index_write = false;
+                     Result<SaveInfo> info =
+                         self->FinishSave(*job, std::move(plan), written, &index_write);
+                     // The reply first: the index write's layout, which may run right here,
+                     // need not hold it up. The change is noted and the write counted already,
+                     // so a listing or a flush asked from the callback sees both.
+                     self->Reply(std::move(done), std::move(info));
+                     if (index_write) self->EnqueueIndexWrite();
                      self->Finish(finished);
                    });
   }
 
-  // Records what the backend answered for a planned save.
-  Result<SaveInfo> FinishSave(SaveJob& job, PlannedSave plan, const Status& written) {
+  // Records what the backend answered for a planned save. `index_write` is set when the caller
+  // must queue the index write noted (EnqueueIndexWrite).
+  Result<SaveInfo> FinishSave(SaveJob& job, PlannedSave plan, const Status& written,
+                              bool* index_write) {
     Copies& c = plan.copies;
     if (!written.ok()) {
       // The copy may hold its old bytes, nothing valid, or (over a network) the new save: it is
@@ -439,7 +448,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     }
     c.Of(plan.target) = CopyInfo{CopyState::kValid, plan.sequence, plan.size, Status()};
     SetCopies(job.name, c);
-    NoteSlot(job.slot, SlotInfoOf(job.slot, job.header, c, plan.target, plan.size));
+    *index_write = NoteSlot(job.slot, SlotInfoOf(job.slot, job.header, c, plan.target, plan.size));
     return SaveInfo{job.slot, plan.target, plan.sequence, plan.size};
   }
 
@@ -512,7 +521,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     Copies c;
     c.known = true;
     SetCopies(name, c);
-    NoteSlot(std::string(slot), std::nullopt);
+    if (NoteSlot(std::string(slot), std::nullopt)) EnqueueIndexWrite();
     return OkStatus();
   }
 
@@ -537,19 +546,23 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     return s;
   }
 
-  // Records a slot's new entry (or its removal) for the index, and queues an index write.
-  void NoteSlot(const std::string& slot, std::optional<SlotInfo> info) {
-    bool queue_write = false;
+  // Records a slot's new entry (or its removal) for the index. True when no index write is queued
+  // yet: one is then counted as an operation (so a flush waits for it), and the caller must queue
+  // it with EnqueueIndexWrite before its own operation ends. Otherwise the write already queued
+  // takes this change too.
+  bool NoteSlot(const std::string& slot, std::optional<SlotInfo> info) {
     {
       std::lock_guard lock(mutex_);
       index_changes_[slot] = std::move(info);
-      if (options_.keep_index && !index_write_queued_) {
-        index_write_queued_ = true;
-        queue_write = true;
-      }
+      if (!options_.keep_index || index_write_queued_) return false;
+      index_write_queued_ = true;
     }
-    if (!queue_write) return;
     Begin();
+    return true;
+  }
+
+  // Queues the index write NoteSlot counted.
+  void EnqueueIndexWrite() {
     auto self = shared_from_this();
     auto index_a = FileName::ForIndex(options_.prefix, Copy::kA);
     // As RunInTurn, but the write's completion ends the turn (no worker waits for it). When the
