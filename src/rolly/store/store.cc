@@ -1042,12 +1042,15 @@ void Store::Save(std::string_view slot, format::File file, SaveCallback done) {
   job->min_reader_version = file.min_reader_version;
   job->header = std::move(file.header);
   auto self = impl_;
+  // The write is queued before the encoding is posted: when the slot's turn comes at once, the
+  // worker that encodes then goes on to write (one hand-off), where the other order let a quick
+  // worker finish before the turn was taken, and the turn then woke a second worker.
+  self->EnqueueWrite(job, std::move(done));
   // Compression starts now, before the slot's turn.
   auto chunks = std::make_shared<std::vector<format::Chunk>>(std::move(file.chunks));
   self->workers_.Post([self, job, chunks] {
     job->SetEncoded(format::EncodeChunks(std::move(*chunks), self->options().write));
   });
-  self->EnqueueWrite(job, std::move(done));
 }
 
 void Store::Load(std::string_view slot, LoadCallback done) {
