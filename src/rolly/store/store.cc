@@ -365,7 +365,8 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     std::uint64_t size = 0;
   };
 
-  // Chooses the copy to write and lays the file out as pieces (worker only; may read both copies).
+  // Chooses the copy to write and lays the file out as pieces, unsealed (worker only; may read both
+  // copies).
   Result<PlannedSave> PlanSave(SaveJob& job, std::vector<Bytes>* pieces_out) {
     if (!job.encoded->ok()) return job.encoded->status();
     Copies c = KnownCopies(job.name, job.slot);
@@ -391,9 +392,9 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     if (auto newest = c.Newest()) sequence = c.Of(*newest).sequence + 1;
     job.header.slot_name = job.slot;
     job.header.sequence = sequence;
-    // The file as pieces, the chunks' bytes moved rather than copied into one buffer: the folder
-    // backend appends them in turn.
-    Result<format::FilePieces> pieces = format::WriteEncodedPieces(
+    // The file as pieces, the chunks' bytes moved rather than copied into one buffer, its file
+    // checksum not yet computed (StartSave seals it while the backend writes the chunks).
+    Result<format::FilePieces> pieces = format::LayOutEncodedPieces(
         job.format_version, job.min_reader_version, job.header, std::move(**job.encoded));
     if (!pieces.ok()) return pieces.status();
     const std::uint64_t size = pieces->size;
@@ -417,8 +418,15 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
       return;
     }
     const FileName target_name = job->name.copy() == plan->target ? job->name : job->name.Other();
+    // The chunks' bytes go to the backend at once, and the file checksum (every byte after the
+    // prelude) is computed here while the backend writes them; the first piece follows. The
+    // backend keeps the chunks' bytes until it has the first piece, and answers after.
+    Bytes first = std::move(pieces.front());
+    pieces.erase(pieces.begin());
+    const std::vector<ByteView> rest(pieces.begin(), pieces.end());
+    auto front = std::make_shared<LateFront>(first.size());
     auto self = shared_from_this();
-    backend_.Write(target_name, std::move(pieces),
+    backend_.Write(target_name, front, std::move(pieces),
                    [self, job, plan = *std::move(plan), done = std::move(done),
                     finished = std::move(finished)](Status written) mutable {
                      bool index_write = false;
@@ -431,6 +439,8 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
                      if (index_write) self->EnqueueIndexWrite();
                      self->Finish(finished);
                    });
+    format::SealFilePieces(first, rest);
+    front->Set(std::move(first));
   }
 
   // Records what the backend answered for a planned save. `index_write` is set when the caller
