@@ -132,7 +132,10 @@ Status CheckChunks(const std::vector<Chunk>& chunks) {
   return OkStatus();
 }
 
-EncodedChunk EncodeChunk(const Chunk& c, const WriteOptions& options) {
+// Encodes `c`. `owned`: the same chunk when the caller owns it (EncodeChunks); a chunk that
+// compresses then lets go of its decoded bytes before the compressed ones are joined into one
+// buffer, so the decoded bytes, the compressed blocks and the joined copy are never all held.
+EncodedChunk EncodeChunk(const Chunk& c, const WriteOptions& options, Chunk* owned = nullptr) {
   EncodedChunk e;
   e.chunk = &c;
   e.decoded_size = c.decoded_size();
@@ -142,9 +145,12 @@ EncodedChunk EncodeChunk(const Chunk& c, const WriteOptions& options) {
   } else {
     e.codec = static_cast<std::uint8_t>(Codec::kStored);
     e.stored = c.data();
+    format_internal::ZstdFrameBlocks frame;
     if (options.compress && !c.data().empty() &&
-        format_internal::ZstdCompress(c.data(), options.zstd_level, &e.owned) &&
-        e.owned.size() < c.data().size()) {
+        format_internal::ZstdCompressBlocks(c.data(), options.zstd_level, &frame) &&
+        frame.size < c.data().size()) {
+      if (owned != nullptr) owned->TakeData();
+      frame.JoinInto(&e.owned);
       e.codec = static_cast<std::uint8_t>(Codec::kZstd);
       e.stored = e.owned;
     }
@@ -296,12 +302,8 @@ Result<EncodedChunks> EncodeChunks(std::vector<Chunk> chunks, const WriteOptions
   EncodedChunks out;
   out.rep_->chunks = std::move(chunks);
   out.rep_->encoded.reserve(out.rep_->chunks.size());
-  for (Chunk& c : out.rep_->chunks) {
-    EncodedChunk e = EncodeChunk(c, options);
-    // A compressed chunk no longer needs its decoded bytes: keep only what goes into the file.
-    if (e.stored.data() == e.owned.data() && !e.owned.empty()) c.TakeData();
-    out.rep_->encoded.push_back(std::move(e));
-  }
+  // A compressed chunk no longer needs its decoded bytes: only what goes into the file is kept.
+  for (Chunk& c : out.rep_->chunks) out.rep_->encoded.push_back(EncodeChunk(c, options, &c));
   return out;
 }
 
@@ -314,18 +316,14 @@ Result<Bytes> WriteEncoded(std::uint16_t format_version, std::uint16_t min_reade
                   chunks.rep_ ? chunks.rep_->encoded : kNone);
 }
 
-Result<FilePieces> WriteEncodedPieces(std::uint16_t format_version,
-                                      std::uint16_t min_reader_version, const Header& header,
-                                      EncodedChunks&& chunks) {
+Result<FilePieces> LayOutEncodedPieces(std::uint16_t format_version,
+                                       std::uint16_t min_reader_version, const Header& header,
+                                       EncodedChunks&& chunks) {
   ROLLY_RETURN_IF_ERROR(CheckVersions(format_version, min_reader_version));
   ROLLY_RETURN_IF_ERROR(format_internal::CheckHeader(header));
   static const std::vector<EncodedChunk> kNone;
   const std::vector<EncodedChunk>& encoded = chunks.rep_ ? chunks.rep_->encoded : kNone;
   ROLLY_ASSIGN_OR_RETURN(const Front front, EncodeFront(header, encoded));
-
-  ChecksumBuilder file_checksum;
-  file_checksum.Add(front.header).Add(front.directory);
-  for (const EncodedChunk& e : encoded) file_checksum.Add(e.stored);
 
   FilePieces out;
   out.size = front.file_size();
@@ -335,8 +333,9 @@ Result<FilePieces> WriteEncodedPieces(std::uint16_t format_version,
   first.resize(kPreludeSize);
   first.insert(first.end(), front.header.begin(), front.header.end());
   first.insert(first.end(), front.directory.begin(), front.directory.end());
-  StoreFullPrelude(first.data(), format_version, min_reader_version, front,
-                   file_checksum.Finish());
+  // The file and prelude checksums are SealFilePieces's; zero until then.
+  StoreFullPrelude(first.data(), format_version, min_reader_version, front, Checksum::FromBits(0));
+  StoreU64(first.data() + 56, 0);
 
   // Nothing can fail from here: take the chunks over and move each one's stored bytes out of
   // whichever buffer holds them (compressed bytes made by EncodeChunks, the decoded bytes of a
@@ -359,6 +358,28 @@ Result<FilePieces> WriteEncodedPieces(std::uint16_t format_version,
              out.pieces.back().size() == e.stored.size());
     }
   }
+  return out;
+}
+
+void SealFilePieces(Bytes& first, std::span<const ByteView> rest) {
+  // Invariant: `first` is a laid-out first piece: at least the prelude, the rest after it.
+  assert(first.size() >= kPreludeSize);
+  ChecksumBuilder file_checksum;
+  file_checksum.Add(ByteView(first).subspan(kPreludeSize));
+  for (const ByteView piece : rest) file_checksum.Add(piece);
+  std::uint8_t* p = first.data();
+  StoreU64(p + 48, file_checksum.Finish().bits());
+  StoreU64(p + 56, Checksum::Of(ByteView(p, 56)).bits());
+}
+
+Result<FilePieces> WriteEncodedPieces(std::uint16_t format_version,
+                                      std::uint16_t min_reader_version, const Header& header,
+                                      EncodedChunks&& chunks) {
+  ROLLY_ASSIGN_OR_RETURN(
+      FilePieces out,
+      LayOutEncodedPieces(format_version, min_reader_version, header, std::move(chunks)));
+  std::vector<ByteView> rest(out.pieces.begin() + 1, out.pieces.end());
+  SealFilePieces(out.pieces.front(), rest);
   return out;
 }
 

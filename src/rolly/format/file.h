@@ -167,9 +167,9 @@ class EncodedChunks {
   friend Result<Bytes> WriteEncoded(std::uint16_t format_version,
                                     std::uint16_t min_reader_version, const Header& header,
                                     const EncodedChunks& chunks);
-  friend Result<FilePieces> WriteEncodedPieces(std::uint16_t format_version,
-                                               std::uint16_t min_reader_version,
-                                               const Header& header, EncodedChunks&& chunks);
+  friend Result<FilePieces> LayOutEncodedPieces(std::uint16_t format_version,
+                                                std::uint16_t min_reader_version,
+                                                const Header& header, EncodedChunks&& chunks);
   struct Rep;
   std::unique_ptr<Rep> rep_;
 };
@@ -200,6 +200,17 @@ struct FilePieces {
 Result<FilePieces> WriteEncodedPieces(std::uint16_t format_version,
                                       std::uint16_t min_reader_version, const Header& header,
                                       EncodedChunks&& chunks);
+
+// WriteEncodedPieces in two steps, so a writer can start on the chunks' bytes while the file
+// checksum (every byte after the prelude) is computed: LayOutEncodedPieces gives the pieces with
+// the prelude's file checksum and prelude checksum left zero (pieces[0] has its final size), and
+// SealFilePieces computes both over the pieces' bytes and fills them in. The pieces then hold
+// exactly what WriteEncodedPieces gives. Statuses and the taking of `chunks` as WriteEncodedPieces.
+Result<FilePieces> LayOutEncodedPieces(std::uint16_t format_version,
+                                       std::uint16_t min_reader_version, const Header& header,
+                                       EncodedChunks&& chunks);
+// `first`: pieces[0] of LayOutEncodedPieces; `rest`: the bytes of the pieces after it, in order.
+void SealFilePieces(Bytes& first, std::span<const ByteView> rest);
 
 struct ReadOptions {
   // Chunk IDs the caller knows beyond kKnownChunkIds (a game's own chunks).

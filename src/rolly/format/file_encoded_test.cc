@@ -48,6 +48,30 @@ TEST(FileEncodedTest, SplitWriteGivesTheBytesOfWrite) {
   }
 }
 
+TEST(FileEncodedTest, LaidOutPiecesSealedGiveTheBytesOfWrite) {
+  for (const bool compress : {true, false}) {
+    WriteOptions options;
+    options.compress = compress;
+    const File file = SampleFile();
+    ASSERT_OK_AND_ASSIGN(const Bytes whole, Write(file, options));
+    ASSERT_OK_AND_ASSIGN(EncodedChunks encoded, EncodeChunks(file.chunks, options));
+    ASSERT_OK_AND_ASSIGN(FilePieces pieces,
+                         LayOutEncodedPieces(file.format_version, file.min_reader_version,
+                                             file.header, std::move(encoded)));
+    EXPECT_EQ(encoded.count(), 0u);
+    // Unsealed: the file and prelude checksums are not there yet, so a reader refuses it.
+    Bytes unsealed;
+    for (const Bytes& p : pieces.pieces) unsealed.insert(unsealed.end(), p.begin(), p.end());
+    EXPECT_EQ(unsealed.size(), whole.size());
+    EXPECT_THAT(Read(unsealed), StatusIs(StatusCode::kDamaged));
+    const std::vector<ByteView> rest(pieces.pieces.begin() + 1, pieces.pieces.end());
+    SealFilePieces(pieces.pieces.front(), rest);
+    Bytes sealed;
+    for (const Bytes& p : pieces.pieces) sealed.insert(sealed.end(), p.begin(), p.end());
+    EXPECT_EQ(sealed, whole);
+  }
+}
+
 TEST(FileEncodedTest, EncodedChunksTakeAnyHeaderLater) {
   const File file = SampleFile();
   ASSERT_OK_AND_ASSIGN(const EncodedChunks encoded, EncodeChunks(file.chunks));

@@ -114,6 +114,61 @@ void Backend::StartWritePieces(const FileName& name, std::vector<Bytes> pieces,
   StartWrite(name, std::move(bytes), std::move(done));
 }
 
+void LateFront::Set(Bytes bytes) {
+  // Invariant: the front is exactly the size announced, set once.
+  assert(bytes.size() == size_);
+  std::function<void(Bytes)> fn;
+  {
+    std::lock_guard lock(mutex_);
+    assert(!is_set_);
+    is_set_ = true;
+    if (when_set_) {
+      fn = std::move(when_set_);
+    } else {
+      bytes_ = std::move(bytes);
+    }
+  }
+  set_.notify_all();
+  if (fn) fn(std::move(bytes));
+}
+
+void LateFront::Wait() {
+  std::unique_lock lock(mutex_);
+  set_.wait(lock, [this] { return is_set_; });
+}
+
+Bytes LateFront::Take() {
+  std::unique_lock lock(mutex_);
+  set_.wait(lock, [this] { return is_set_; });
+  return std::move(bytes_);
+}
+
+void LateFront::WhenSet(std::function<void(Bytes)> fn) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!is_set_) {
+      when_set_ = std::move(fn);
+      return;
+    }
+  }
+  fn(std::move(bytes_));
+}
+
+void Backend::Write(const FileName& name, std::shared_ptr<LateFront> front,
+                    std::vector<Bytes> rest, StatusCallback done) {
+  StartWriteLateFront(name, std::move(front), std::move(rest),
+                      Track(std::move(done), std::span(kWriteCodes)));
+}
+
+void Backend::StartWriteLateFront(const FileName& name, std::shared_ptr<LateFront> front,
+                                  std::vector<Bytes> rest, StatusCallback done) {
+  // The closure does not hold `front`, which holds the closure until it is set.
+  front->WhenSet([this, name, rest = std::move(rest), done = std::move(done)](Bytes bytes) mutable {
+    rest.insert(rest.begin(), std::move(bytes));
+    StartWritePieces(name, std::move(rest), std::move(done));
+  });
+}
+
 void Backend::Read(const FileName& name, BytesCallback done) {
   ReadPrefix(name, std::numeric_limits<std::size_t>::max(), std::move(done));
 }

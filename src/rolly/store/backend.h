@@ -52,6 +52,36 @@ using BytesCallback = std::function<void(Result<Bytes>)>;
 using ExistsCallback = std::function<void(Result<bool>)>;
 using ListCallback = std::function<void(Result<std::vector<FileName>>)>;
 
+// The first piece of a write, given after the write was asked: its size is fixed then, its bytes
+// come later, once, from any thread. A save's prelude holds a checksum of every byte after it, so
+// the store hands the chunks' bytes over first and the prelude once its checksum is computed.
+class LateFront {
+ public:
+  explicit LateFront(std::size_t size) : size_(size) {}
+  LateFront(const LateFront&) = delete;
+  LateFront& operator=(const LateFront&) = delete;
+
+  std::size_t size() const { return size_; }
+  // Gives the bytes, exactly size() of them. Call exactly once.
+  void Set(Bytes bytes);
+  // Blocks until Set has run.
+  void Wait();
+  // Takes the bytes; blocks until Set has run. Call at most once.
+  Bytes Take();
+  // Runs `fn` with the bytes once they are set: at once, on this thread, when they are; else on
+  // the thread that sets them, after Set has let go of its lock. Call at most once, and not with
+  // Take.
+  void WhenSet(std::function<void(Bytes)> fn);
+
+ private:
+  const std::size_t size_;
+  std::mutex mutex_;
+  std::condition_variable set_;
+  bool is_set_ = false;
+  Bytes bytes_;
+  std::function<void(Bytes)> when_set_;
+};
+
 class Backend {
  public:
   virtual ~Backend();
@@ -64,6 +94,14 @@ class Backend {
   // backend appends each in turn) never copies them into one buffer; any other concatenates them
   // first. The pieces are taken over; empty pieces and no pieces at all are allowed.
   void Write(const FileName& name, std::vector<Bytes> pieces, StatusCallback done);
+  // Writes `front`'s bytes followed by the concatenation of `rest`: the same file, statuses and
+  // counting as Write of those pieces. The backend may write `rest` (at its place in the file)
+  // before the front is set, and keeps `rest` alive and unchanged until then, so the caller may
+  // read its bytes (to checksum them) until it sets the front. The caller must set the front, and
+  // no answer comes before it did. A backend that cannot write out of order waits for the front
+  // and writes the pieces (the default); the folder backend writes `rest` meanwhile.
+  void Write(const FileName& name, std::shared_ptr<LateFront> front, std::vector<Bytes> rest,
+             StatusCallback done);
   void Read(const FileName& name, BytesCallback done);
   void ReadPrefix(const FileName& name, std::size_t max_bytes, BytesCallback done);
   void Exists(const FileName& name, ExistsCallback done);
@@ -96,6 +134,10 @@ class Backend {
   // without joining them overrides it.
   virtual void StartWritePieces(const FileName& name, std::vector<Bytes> pieces,
                                 StatusCallback done);
+  // Writes `front` then `rest`, with the Write contract above. The default waits for the front
+  // (WhenSet; nothing blocks) and calls StartWritePieces on the thread that set it.
+  virtual void StartWriteLateFront(const FileName& name, std::shared_ptr<LateFront> front,
+                                   std::vector<Bytes> rest, StatusCallback done);
 
  private:
   class Tracker;

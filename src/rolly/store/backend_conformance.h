@@ -18,9 +18,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -108,6 +110,57 @@ TEST_P(BackendConformanceTest, WriteOfPiecesReadsBackWhole) {
   ASSERT_OK(WriteNow(backend(), name, std::vector<Bytes>()));
   ASSERT_OK_AND_ASSIGN(Bytes none, ReadNow(backend(), name));
   EXPECT_TRUE(none.empty());
+}
+
+// A write whose first piece is set later, from another thread, while the backend may already be
+// writing the rest: the file is the front then the rest, over an older file, and no answer comes
+// before the front is set.
+TEST_P(BackendConformanceTest, WriteWithLateFrontReadsBackWhole) {
+  const Bytes whole = PatternBytes((std::size_t{1} << 20) + 777, 13);
+  const std::size_t cuts[] = {150, 151, 70000};  // the front, an empty piece, two more
+  std::vector<Bytes> rest;
+  std::size_t from = cuts[0];
+  for (const std::size_t to : {cuts[1], cuts[1], cuts[2], whole.size()}) {
+    rest.emplace_back(whole.begin() + static_cast<std::ptrdiff_t>(from),
+                      whole.begin() + static_cast<std::ptrdiff_t>(to));
+    from = to;
+  }
+  const FileName name = Slot("late");
+  ASSERT_OK(WriteNow(backend(), name, PatternBytes(3 << 20, 1)));
+  for (const bool set_first : {false, true}) {
+    auto front = std::make_shared<LateFront>(cuts[0]);
+    const Bytes front_bytes(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(cuts[0]));
+    if (set_first) front->Set(front_bytes);
+    std::atomic<bool> answered{false};
+    std::atomic<bool> front_set{set_first};
+    std::atomic<bool> early{false};
+    Status written = CancelledError("no answer");
+    std::mutex mutex;
+    std::condition_variable cv;
+    backend().Write(name, front, rest, [&](Status s) {
+      if (!front_set.load()) early = true;
+      std::lock_guard lock(mutex);
+      written = s;
+      answered = true;
+      cv.notify_all();
+    });
+    if (!set_first) {
+      std::thread setter([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        front_set = true;
+        front->Set(front_bytes);
+      });
+      setter.join();
+    }
+    {
+      std::unique_lock lock(mutex);
+      cv.wait(lock, [&] { return answered.load(); });
+    }
+    EXPECT_FALSE(early.load()) << "answered before the front was set";
+    ASSERT_OK(written);
+    ASSERT_OK_AND_ASSIGN(Bytes back, ReadNow(backend(), name));
+    EXPECT_EQ(back, whole) << "front set first: " << set_first;
+  }
 }
 
 TEST_P(BackendConformanceTest, OverwriteReplacesEveryByte) {

@@ -108,6 +108,18 @@ class PosixWritableFile : public WritableFile {
     return OkStatus();
   }
 
+  Status WriteAt(std::uint64_t offset, ByteView data) override {
+    if (!fd_.valid()) return StorageFailedError(fmt::format("write \"{}\": file closed", path_));
+    while (!data.empty()) {
+      const ssize_t n = RetryEintr(
+          [&] { return ::pwrite(fd_.get(), data.data(), data.size(), static_cast<off_t>(offset)); });
+      if (n < 0) return ErrnoStatus("write", path_, errno);
+      data = data.subspan(static_cast<std::size_t>(n));
+      offset += static_cast<std::uint64_t>(n);
+    }
+    return OkStatus();
+  }
+
   Status Sync() override {
     if (!fd_.valid()) return StorageFailedError(fmt::format("fsync \"{}\": file closed", path_));
     if (RetryEintr([&] { return ::fsync(fd_.get()); }) != 0) {

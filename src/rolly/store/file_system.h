@@ -43,6 +43,10 @@ class WritableFile {
 
   // Appends every byte of `data` (a short write is retried until all are written or one fails).
   virtual Status Append(ByteView data) = 0;
+  // Writes every byte of `data` at `offset`, over what is there and past the end (a gap before
+  // `offset` reads as zeros), without moving where Append writes next. For a file opened by
+  // NewWritableFile only.
+  virtual Status WriteAt(std::uint64_t offset, ByteView data) = 0;
   // Makes the bytes appended so far durable (fsync). A failure means they may not be: the caller
   // must not assume any of them survive a crash, and must not retry and then trust the file.
   virtual Status Sync() = 0;

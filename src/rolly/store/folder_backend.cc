@@ -73,14 +73,27 @@ void FolderBackend::RemoveTemp(const std::string& temp) {
   if (!s.ok() && s.code() != StatusCode::kNotFound) stale_temp_ = temp;
 }
 
-Status FolderBackend::WriteTemp(const std::string& temp, const std::vector<Bytes>& pieces) {
+Status FolderBackend::WriteTemp(const std::string& temp, const std::vector<Bytes>& pieces,
+                                LateFront* front) {
   ROLLY_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs_->NewWritableFile(temp));
-  for (const Bytes& piece : pieces) ROLLY_RETURN_IF_ERROR(file->Append(piece));
+  if (front == nullptr) {
+    for (const Bytes& piece : pieces) ROLLY_RETURN_IF_ERROR(file->Append(piece));
+  } else {
+    // The rest at its place while the front is being made, then the front over the gap: the file
+    // is whole before the fsync, and only a whole, synced file is ever renamed.
+    std::uint64_t offset = front->size();
+    for (const Bytes& piece : pieces) {
+      ROLLY_RETURN_IF_ERROR(file->WriteAt(offset, piece));
+      offset += piece.size();
+    }
+    ROLLY_RETURN_IF_ERROR(file->WriteAt(0, front->Take()));
+  }
   ROLLY_RETURN_IF_ERROR(file->Sync());
   return file->Close();
 }
 
-Status FolderBackend::DoWrite(const FileName& name, const std::vector<Bytes>& pieces) {
+Status FolderBackend::DoWrite(const FileName& name, const std::vector<Bytes>& pieces,
+                              LateFront* front) {
   ROLLY_RETURN_IF_ERROR(EnsureFolder());
   if (stale_temp_) {
     const std::string stale = *std::exchange(stale_temp_, std::nullopt);
@@ -88,12 +101,20 @@ Status FolderBackend::DoWrite(const FileName& name, const std::vector<Bytes>& pi
   }
   // The check is advisory: a file system that cannot say (statvfs failing) still gets the write,
   // which answers NoSpace itself if the disk is full.
-  std::uint64_t size = 0;
+  std::uint64_t size = front != nullptr ? front->size() : 0;
   for (const Bytes& piece : pieces) size += piece.size();
   const Result<std::uint64_t> free = fs_->FreeSpace(folder_);
   if (free.ok() && (*free < margin_ || *free - margin_ < size)) {
     return NoSpaceError(fmt::format("{} needs {} bytes and {} to spare; {} bytes are free",
                                     folder_, size, margin_, *free));
+  }
+  if (name.kind() == FileKind::kIndex && front != nullptr) {
+    // Nothing to gain from writing an index out of order: the pieces, front first.
+    std::vector<Bytes> whole;
+    whole.reserve(pieces.size() + 1);
+    whole.push_back(front->Take());
+    for (const Bytes& piece : pieces) whole.push_back(piece);
+    return DoWrite(name, whole);
   }
   if (name.kind() == FileKind::kIndex) {
     // A slot index is a cache of the saves' headers, in two copies the store writes in turn and
@@ -105,7 +126,7 @@ Status FolderBackend::DoWrite(const FileName& name, const std::vector<Bytes>& pi
     return s;
   }
   const std::string temp = TempPathOf(name);
-  if (Status s = WriteTemp(temp, pieces); !s.ok()) {
+  if (Status s = WriteTemp(temp, pieces, front); !s.ok()) {
     // The folder went away under us: make it again at the next write.
     if (s.code() == StatusCode::kNotFound) folder_ready_ = false;
     RemoveTemp(temp);
@@ -137,6 +158,19 @@ void FolderBackend::StartWritePieces(const FileName& name, std::vector<Bytes> pi
     done(Only(written, {StatusCode::kNoSpace}));
     // An index is not flushed (see DoWrite). Once its writer has the answer, the system is asked
     // to start writing it out, so the next save's fsync normally flushes it to the disk too.
+    if (written.ok() && name.kind() == FileKind::kIndex) fs_->StartWriteBack(PathOf(name));
+  });
+}
+
+void FolderBackend::StartWriteLateFront(const FileName& name, std::shared_ptr<LateFront> front,
+                                        std::vector<Bytes> rest, StatusCallback done) {
+  io_.Post([this, name, front = std::move(front), rest = std::move(rest),
+            done = std::move(done)] {
+    const Status written = DoWrite(name, rest, front.get());
+    // A write that failed before it needed the front still answers only once it is set: the
+    // writer may be reading `rest` until then.
+    front->Wait();
+    done(Only(written, {StatusCode::kNoSpace}));
     if (written.ok() && name.kind() == FileKind::kIndex) fs_->StartWriteBack(PathOf(name));
   });
 }

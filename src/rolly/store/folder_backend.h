@@ -7,7 +7,10 @@
 //      (options.free_space_margin); nothing is written then;
 //   2. write every byte to "<name>.tmp" in the same folder (created or truncated); a write of
 //      pieces (Backend::Write of a std::vector<Bytes>) appends each piece in turn, never joining
-//      them in memory, and the free-space check of step 1 counts their total;
+//      them in memory, and the free-space check of step 1 counts their total; a write with a late
+//      front (Backend::Write of a LateFront and the rest) writes the rest at its place first, then
+//      waits for the front and writes it over the gap left at the start, so the file is whole
+//      before step 3;
 //   3. fsync it, close it;
 //   4. rename it over "<name>" (atomic: a reader sees the old bytes or the new, never a mix);
 //   5. fsync the folder, so the new name survives a power cut.
@@ -16,7 +19,8 @@
 // retried). After a failure before step 4 the file keeps its old bytes, and the temporary file is
 // removed (best effort; a temporary file that could not be removed is retried before the next
 // write). After a failed step 5 the file may hold the new bytes now yet the old after a power cut.
-// Nothing is unlinked on the success path.
+// Nothing is unlinked on the success path. A write with a late front answers only once its front
+// is set, whatever step failed.
 //
 // Slot indexes. A FileName of kind kIndex is a cache: the store keeps it in two copies, writes the
 // one that does not hold its newest index, checks every byte it reads, and rebuilds from the
@@ -96,6 +100,11 @@ class FolderBackend : public Backend {
   // concatenation.
   void StartWritePieces(const FileName& name, std::vector<Bytes> pieces,
                         StatusCallback done) override;
+  // Writes `rest` to the temporary file at its place (after the front's size) while the front is
+  // made, then the front at the start, then the remaining steps of a write as above. Waits for the
+  // front before answering, whatever happened (so `rest` outlives it).
+  void StartWriteLateFront(const FileName& name, std::shared_ptr<LateFront> front,
+                           std::vector<Bytes> rest, StatusCallback done) override;
   void StartRead(const FileName& name, std::size_t max_bytes, BytesCallback done) override;
   void StartExists(const FileName& name, ExistsCallback done) override;
   void StartDelete(const FileName& name, StatusCallback done) override;
@@ -105,8 +114,10 @@ class FolderBackend : public Backend {
   // These run on the I/O thread only, and so touch the members below without a lock.
   void Open();
   Status EnsureFolder();
-  Status DoWrite(const FileName& name, const std::vector<Bytes>& pieces);
-  Status WriteTemp(const std::string& temp, const std::vector<Bytes>& pieces);
+  // `front`, when given, goes before `pieces` (see StartWriteLateFront).
+  Status DoWrite(const FileName& name, const std::vector<Bytes>& pieces,
+                 LateFront* front = nullptr);
+  Status WriteTemp(const std::string& temp, const std::vector<Bytes>& pieces, LateFront* front);
   Status OverwriteInPlace(const std::string& path, const std::vector<Bytes>& pieces);
   void RemoveTemp(const std::string& temp);
 

@@ -53,6 +53,13 @@ class SimulatedFileSystem::File : public WritableFile {
     return OkStatus();
   }
 
+  Status WriteAt(std::uint64_t offset, ByteView data) override {
+    std::lock_guard lock(fs_->mutex_);
+    ROLLY_RETURN_IF_ERROR(fs_->Step("write", path_));
+    if (closed_) return StorageFailedError(fmt::format("write \"{}\": file closed", path_));
+    return fs_->Overwrite(generation_, path_, *inode_, static_cast<std::size_t>(offset), data);
+  }
+
   Status Sync() override {
     std::lock_guard lock(fs_->mutex_);
     ROLLY_RETURN_IF_ERROR(fs_->Step("fsync", path_));

@@ -4,8 +4,8 @@
 //
 // The model. Every file is an object (an inode) with two byte strings: its current bytes (what
 // reads see) and its durable bytes (what it held at its last WritableFile::Sync; empty for a new
-// file). NewWritableFile truncates the current bytes; Append adds to them; Sync copies them to the
-// durable bytes. A file from OpenForOverwrite keeps the current bytes: its Appends write over them
+// file). NewWritableFile truncates the current bytes; Append adds to them; WriteAt writes over them
+// at an offset (zeros fill a gap past their end); Sync copies them to the durable bytes. A file from OpenForOverwrite keeps the current bytes: its Appends write over them
 // from the start, and its Close cuts them to what was written. Every directory has its current
 // entries (name -> file) and its durable entries (the entries at its last SyncDir). NewWritableFile
 // or OpenForOverwrite of a new name, Rename and Remove change the current entries only; SyncDir
@@ -137,7 +137,8 @@ class SimulatedFileSystem : public FileSystem {
   std::uint64_t UsedLocked() const;
   // Appends for a File, under the lock.
   Status Append(std::uint64_t generation, const std::string& path, Inode& inode, ByteView data);
-  // Writes `data` over the inode's bytes at `offset`, for a File opened to overwrite.
+  // Writes `data` over the inode's bytes at `offset`, for a File opened to overwrite and for
+  // WriteAt.
   Status Overwrite(std::uint64_t generation, const std::string& path, Inode& inode,
                    std::size_t offset, ByteView data);
   Status SyncFile(std::uint64_t generation, const std::string& path, Inode& inode);

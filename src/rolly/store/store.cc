@@ -365,7 +365,8 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     std::uint64_t size = 0;
   };
 
-  // Chooses the copy to write and lays the file out as pieces (worker only; may read both copies).
+  // Chooses the copy to write and lays the file out as pieces, unsealed (worker only; may read both
+  // copies).
   Result<PlannedSave> PlanSave(SaveJob& job, std::vector<Bytes>* pieces_out) {
     if (!job.encoded->ok()) return job.encoded->status();
     Copies c = KnownCopies(job.name, job.slot);
@@ -391,9 +392,9 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     if (auto newest = c.Newest()) sequence = c.Of(*newest).sequence + 1;
     job.header.slot_name = job.slot;
     job.header.sequence = sequence;
-    // The file as pieces, the chunks' bytes moved rather than copied into one buffer: the folder
-    // backend appends them in turn.
-    Result<format::FilePieces> pieces = format::WriteEncodedPieces(
+    // The file as pieces, the chunks' bytes moved rather than copied into one buffer, its file
+    // checksum not yet computed (StartSave seals it while the backend writes the chunks).
+    Result<format::FilePieces> pieces = format::LayOutEncodedPieces(
         job.format_version, job.min_reader_version, job.header, std::move(**job.encoded));
     if (!pieces.ok()) return pieces.status();
     const std::uint64_t size = pieces->size;
@@ -417,17 +418,35 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
       return;
     }
     const FileName target_name = job->name.copy() == plan->target ? job->name : job->name.Other();
+    // The chunks' bytes go to the backend at once, and the file checksum (every byte after the
+    // prelude) is computed here while the backend writes them; the first piece follows. The
+    // backend keeps the chunks' bytes until it has the first piece, and answers after.
+    Bytes first = std::move(pieces.front());
+    pieces.erase(pieces.begin());
+    const std::vector<ByteView> rest(pieces.begin(), pieces.end());
+    auto front = std::make_shared<LateFront>(first.size());
     auto self = shared_from_this();
-    backend_.Write(target_name, std::move(pieces),
+    backend_.Write(target_name, front, std::move(pieces),
                    [self, job, plan = *std::move(plan), done = std::move(done),
                     finished = std::move(finished)](Status written) mutable {
-                     self->Reply(std::move(done), self->FinishSave(*job, std::move(plan), written));
+                     bool index_write = false;
+                     Result<SaveInfo> info =
+                         self->FinishSave(*job, std::move(plan), written, &index_write);
+                     // The reply first: the index write's layout, which may run right here,
+                     // need not hold it up. The change is noted and the write counted already,
+                     // so a listing or a flush asked from the callback sees both.
+                     self->Reply(std::move(done), std::move(info));
+                     if (index_write) self->EnqueueIndexWrite();
                      self->Finish(finished);
                    });
+    format::SealFilePieces(first, rest);
+    front->Set(std::move(first));
   }
 
-  // Records what the backend answered for a planned save.
-  Result<SaveInfo> FinishSave(SaveJob& job, PlannedSave plan, const Status& written) {
+  // Records what the backend answered for a planned save. `index_write` is set when the caller
+  // must queue the index write noted (EnqueueIndexWrite).
+  Result<SaveInfo> FinishSave(SaveJob& job, PlannedSave plan, const Status& written,
+                              bool* index_write) {
     Copies& c = plan.copies;
     if (!written.ok()) {
       // The copy may hold its old bytes, nothing valid, or (over a network) the new save: it is
@@ -439,7 +458,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     }
     c.Of(plan.target) = CopyInfo{CopyState::kValid, plan.sequence, plan.size, Status()};
     SetCopies(job.name, c);
-    NoteSlot(job.slot, SlotInfoOf(job.slot, job.header, c, plan.target, plan.size));
+    *index_write = NoteSlot(job.slot, SlotInfoOf(job.slot, job.header, c, plan.target, plan.size));
     return SaveInfo{job.slot, plan.target, plan.sequence, plan.size};
   }
 
@@ -512,7 +531,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     Copies c;
     c.known = true;
     SetCopies(name, c);
-    NoteSlot(std::string(slot), std::nullopt);
+    if (NoteSlot(std::string(slot), std::nullopt)) EnqueueIndexWrite();
     return OkStatus();
   }
 
@@ -537,19 +556,23 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     return s;
   }
 
-  // Records a slot's new entry (or its removal) for the index, and queues an index write.
-  void NoteSlot(const std::string& slot, std::optional<SlotInfo> info) {
-    bool queue_write = false;
+  // Records a slot's new entry (or its removal) for the index. True when no index write is queued
+  // yet: one is then counted as an operation (so a flush waits for it), and the caller must queue
+  // it with EnqueueIndexWrite before its own operation ends. Otherwise the write already queued
+  // takes this change too.
+  bool NoteSlot(const std::string& slot, std::optional<SlotInfo> info) {
     {
       std::lock_guard lock(mutex_);
       index_changes_[slot] = std::move(info);
-      if (options_.keep_index && !index_write_queued_) {
-        index_write_queued_ = true;
-        queue_write = true;
-      }
+      if (!options_.keep_index || index_write_queued_) return false;
+      index_write_queued_ = true;
     }
-    if (!queue_write) return;
     Begin();
+    return true;
+  }
+
+  // Queues the index write NoteSlot counted.
+  void EnqueueIndexWrite() {
     auto self = shared_from_this();
     auto index_a = FileName::ForIndex(options_.prefix, Copy::kA);
     // As RunInTurn, but the write's completion ends the turn (no worker waits for it). When the
@@ -1029,12 +1052,15 @@ void Store::Save(std::string_view slot, format::File file, SaveCallback done) {
   job->min_reader_version = file.min_reader_version;
   job->header = std::move(file.header);
   auto self = impl_;
+  // The write is queued before the encoding is posted: when the slot's turn comes at once, the
+  // worker that encodes then goes on to write (one hand-off), where the other order let a quick
+  // worker finish before the turn was taken, and the turn then woke a second worker.
+  self->EnqueueWrite(job, std::move(done));
   // Compression starts now, before the slot's turn.
   auto chunks = std::make_shared<std::vector<format::Chunk>>(std::move(file.chunks));
   self->workers_.Post([self, job, chunks] {
     job->SetEncoded(format::EncodeChunks(std::move(*chunks), self->options().write));
   });
-  self->EnqueueWrite(job, std::move(done));
 }
 
 void Store::Load(std::string_view slot, LoadCallback done) {

@@ -594,6 +594,42 @@ TEST_F(StoreTest, SaveAskedRightBeforeFlushIsDurableWhenFlushReturns) {
   EXPECT_TRUE(memory.Peek(SlotFile("background", Copy::kA)).has_value());
 }
 
+// A save's reply is posted before its index write is laid out (on the backend's thread, when the
+// backend answers from one); the index change and the write are counted first. So a listing asked
+// from the save's callback lists the save, and a flush that heard the save waits for its index
+// write too. Repeated, since the reply and the index write race.
+TEST_F(StoreTest, SaveCallbackListsTheSaveAndFlushWaitsForItsIndexWrite) {
+  MemoryBackend memory;
+  FaultBackend backend(&memory);
+  backend.Add(FaultRule::AnswerElsewhere().FromThenOn());
+  Store store(backend, workers_, mailbox_);
+  for (std::uint32_t round = 1; round <= 20; ++round) {
+    const std::string title = "round " + std::to_string(round);
+    std::optional<Result<SlotList>> listed;
+    store.Save("slot", MakeFile(title, 2000, round), [&](Result<SaveInfo> r) {
+      OnGameThread();
+      ASSERT_OK(r.status());
+      store.ListSlots([&](Result<SlotList> list) {
+        OnGameThread();
+        listed.emplace(std::move(list));
+      });
+    });
+    ASSERT_OK(store.FlushFor(kPatience));
+    ASSERT_TRUE(listed.has_value());
+    ASSERT_OK(listed->status());
+    const SlotView* seen = (*listed)->Find("slot");
+    ASSERT_NE(seen, nullptr);
+    EXPECT_EQ(seen->sequence, round);
+    EXPECT_EQ(seen->title, title);
+    // The index file itself, read by a store over the memory backend alone (no state shared with
+    // the one above): the flush returned after the write.
+    Store reader(memory, workers_, mailbox_);
+    ASSERT_OK_AND_ASSIGN(const SlotList on_disk, List(reader));
+    ASSERT_NE(on_disk.Find("slot"), nullptr);
+    EXPECT_EQ(on_disk.Find("slot")->sequence, round);
+  }
+}
+
 // --- Order ----------------------------------------------------------------------------------------
 
 // Eight threads ask for saves, loads and deletes of four slots. The store is a game-thread API,

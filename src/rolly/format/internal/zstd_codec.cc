@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cassert>
 #include <memory>
 
@@ -75,28 +76,63 @@ bool IsValidZstdLevel(int level) {
   return level >= ZSTD_minCLevel() && level <= ZSTD_maxCLevel();
 }
 
-bool ZstdCompress(ByteView src, int level, Bytes* out) {
+void ZstdFrameBlocks::JoinInto(Bytes* out) {
+  out->clear();
+  out->shrink_to_fit();
+  out->reserve(size);
+  for (Bytes& block : blocks) {
+    out->insert(out->end(), block.begin(), block.end());
+    Bytes().swap(block);
+  }
+  blocks.clear();
+}
+
+bool ZstdCompressBlocks(ByteView src, int level, ZstdFrameBlocks* out) {
+  out->blocks.clear();
+  out->size = 0;
   ZSTD_CCtx* cctx = ThreadCCtx();
   if (cctx == nullptr) return false;
   ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
+  // The source stays where it is until the frame ends (stable input): zstd reads it in place
+  // instead of copying it into a window buffer of its own. The pledged size puts the content size
+  // in the frame's header and picks the parameters a one-shot call would for this size.
   if (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level)) ||
       ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 0)) ||
       ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1)) ||
-      ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_dictIDFlag, 0))) {
+      ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_dictIDFlag, 0)) ||
+      ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_stableInBuffer, 1)) ||
+      ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(cctx, src.size()))) {
     return false;
   }
-  // Compress into a per-thread scratch buffer of the worst-case size, then copy out what zstd
-  // wrote: sizing `out` to the bound would zero-fill far more than it keeps. The scratch is kept
-  // for chunks up to kMaxScratch, so a worker never holds more than that between saves.
-  constexpr std::size_t kMaxScratch = 32u << 20;
-  thread_local Bytes scratch;
+  // Each block is sized to what the frame can still need at worst, at most kZstdOutputBlock: a
+  // small source gets one small block, and no block is zero-filled far past what it keeps.
   const std::size_t bound = ZSTD_compressBound(src.size());
-  Bytes large;
-  Bytes& buffer = bound <= kMaxScratch ? scratch : large;
-  if (buffer.size() < bound) buffer.resize(bound);
-  const std::size_t n = ZSTD_compress2(cctx, buffer.data(), bound, src.data(), src.size());
-  if (ZSTD_isError(n)) return false;
-  out->assign(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(n));
+  ZSTD_inBuffer in{src.data(), src.size(), 0};
+  for (;;) {
+    const std::size_t room = std::min(kZstdOutputBlock, std::max<std::size_t>(
+                                                            bound - std::min(bound, out->size), 64));
+    Bytes& block = out->blocks.emplace_back(room);
+    ZSTD_outBuffer buffer{block.data(), block.size(), 0};
+    std::size_t left = 0;
+    // Fill this block, or end the frame.
+    do {
+      left = ZSTD_compressStream2(cctx, &buffer, &in, ZSTD_e_end);
+      if (ZSTD_isError(left)) {
+        out->blocks.clear();
+        out->size = 0;
+        return false;
+      }
+    } while (left != 0 && buffer.pos < buffer.size);
+    block.resize(buffer.pos);
+    out->size += buffer.pos;
+    if (left == 0) return true;
+  }
+}
+
+bool ZstdCompress(ByteView src, int level, Bytes* out) {
+  ZstdFrameBlocks blocks;
+  if (!ZstdCompressBlocks(src, level, &blocks)) return false;
+  blocks.JoinInto(out);
   return true;
 }
 

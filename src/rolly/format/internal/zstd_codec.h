@@ -6,7 +6,9 @@
 #ifndef ROLLY_FORMAT_INTERNAL_ZSTD_CODEC_H_
 #define ROLLY_FORMAT_INTERNAL_ZSTD_CODEC_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "rolly/core/bytes.h"
 #include "rolly/core/status.h"
@@ -16,9 +18,28 @@ namespace rolly::format_internal {
 // True when `level` is in zstd's range of compression levels.
 bool IsValidZstdLevel(int level);
 
+// A frame as zstd wrote it: blocks of at most kZstdOutputBlock bytes each, in order. Compressing
+// this way never allocates room for the worst case (about the source's size) that a one-shot call
+// needs; the bytes held are the frame's, rounded up to one block.
+struct ZstdFrameBlocks {
+  std::vector<Bytes> blocks;
+  std::size_t size = 0;  // the frame's bytes, summed over the blocks
+
+  // Replaces `out` with the frame in one buffer of exactly `size` bytes, letting go of each block
+  // once copied.
+  void JoinInto(Bytes* out);
+};
+inline constexpr std::size_t kZstdOutputBlock = 256 * 1024;
+
 // Compresses `src` into one frame (content size recorded, no checksum, no dictionary) and
 // replaces `out` with it. Returns false when zstd fails, which only a level out of range causes.
+// The frame is made in blocks (ZstdCompressBlocks) and joined: at most the frame twice over is
+// held at once, never a buffer of the worst-case size, and nothing is kept between calls.
 bool ZstdCompress(ByteView src, int level, Bytes* out);
+
+// As ZstdCompress, leaving the frame in blocks: a caller that can let go of `src` once it is
+// compressed (EncodeChunks owns its chunks) does so before joining them.
+bool ZstdCompressBlocks(ByteView src, int level, ZstdFrameBlocks* out);
 
 // Decodes a chunk's frame into `out` (replaced), checking the frame first: one frame of exactly
 // src.size() bytes, declaring exactly `decoded_size`, without checksum or dictionary, whose blocks
