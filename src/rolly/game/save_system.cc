@@ -125,9 +125,6 @@ void SaveSystem::Save(std::string_view slot, const SaveOptions& options, SaveCal
   file.header.save_time_us = NowMicros();
   file.header.record_version = record::kRecordFormatVersion;
   file.header.library_version = kLibraryVersion;
-  // The capture's working data is freed on a worker, not on the game thread, and before the
-  // chunks are copied below, so the two are not held at once.
-  workers_.Post([scratch = capture->TakeScratch()]() mutable { scratch.reset(); });
   // The world chunks, kept for the held save once the write succeeded.
   auto saved = std::make_shared<std::vector<world::WorldChunk>>();
   for (world::WorldChunk& c : *chunks) {

@@ -459,10 +459,18 @@ Status ChunkWriter::Add(const Record& record) {
 }
 
 void ChunkWriter::AddEncoded(ByteView record, ByteView tail) {
-  ByteWriter w(&records_);
-  w.Varint(record.size() + tail.size());
+  const std::size_t size = record.size() + tail.size();
+  const std::size_t most = size + 10;  // with its length, a varint of at most 10 bytes
+  if (blocks_.empty() || blocks_.back().capacity() - blocks_.back().size() < most) {
+    blocks_.emplace_back().reserve(std::max(kBlock, most));
+  }
+  Bytes& block = blocks_.back();
+  const std::size_t before = block.size();
+  ByteWriter w(&block);
+  w.Varint(size);
   w.Raw(record);
   w.Raw(tail);
+  records_size_ += block.size() - before;
   ++count_;
 }
 
@@ -474,13 +482,18 @@ Bytes ChunkWriter::Finish() {
   ByteWriter w(&head);
   w.Varint(std::uint64_t{count_} + 1);
   w.LengthPrefixed(tables);
-  // The records move into the payload: the count and tables go in front of them, shifting the
-  // records within their buffer when it has room (Reserve), so a chunk is never held twice at the
-  // end of a capture.
-  Bytes out = std::move(records_);
-  out.insert(out.begin(), head.begin(), head.end());
+  // The blocks are copied after the count and tables, each let go of once copied: the chunk is
+  // held about twice only at the start of the copy, and never as a grown buffer's two sizes.
+  Bytes out;
+  out.reserve(head.size() + records_size_);
+  out.insert(out.end(), head.begin(), head.end());
+  for (Bytes& block : blocks_) {
+    out.insert(out.end(), block.begin(), block.end());
+    Bytes().swap(block);
+  }
   tables_ = ChunkTables();
-  records_ = Bytes();
+  blocks_ = std::vector<Bytes>();
+  records_size_ = 0;
   count_ = 0;
   charged_bag_layouts_ = 0;
   return out;

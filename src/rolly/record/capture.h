@@ -60,9 +60,6 @@ class ChunkWriter {
   // Appends a record's encoded bytes (kind byte first), given in one or two pieces; used by
   // Capturer.
   void AddEncoded(ByteView record, ByteView tail = {});
-  // Makes room for `bytes` of records and tables, so the records buffer does not grow by copies
-  // and Finish puts the tables in front of the records without a copy of the chunk. A hint only.
-  void Reserve(std::size_t bytes) { records_.reserve(bytes); }
   // The payload: count, tables, records. The writer is empty afterwards.
   Bytes Finish();
 
@@ -72,9 +69,14 @@ class ChunkWriter {
   // yet; on success commits the copy.
   Status CheckAndCharge(const Record& record, std::uint32_t index);
 
+  // The records are kept in blocks of kBlock bytes (a longer record gets a block of its own), so
+  // the chunk grows without copies and without room reserved ahead; Finish joins them into the
+  // payload, letting each block go once copied.
+  static constexpr std::size_t kBlock = std::size_t{1} << 18;
   FileBudget* budget_;
   ChunkTables tables_;
-  Bytes records_;
+  std::vector<Bytes> blocks_;
+  std::size_t records_size_ = 0;
   std::uint32_t count_ = 0;
   std::size_t charged_bag_layouts_ = 0;
 };

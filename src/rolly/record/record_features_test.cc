@@ -902,6 +902,27 @@ TEST_F(FeaturesTest, RecordsAddedToAChunkCountAgainstItsFileBudget) {
   }
 }
 
+// A chunk's records are kept in blocks: many small records over several blocks, and one larger
+// than a block, come out of Finish whole and in order (records of a kind this version does not
+// know, which are kept as their bytes).
+TEST_F(FeaturesTest, AChunkOverManyBlocksFinishesWhole) {
+  ChunkWriter chunk;
+  std::vector<Record> want;
+  for (std::uint64_t i = 0; i < 6000; ++i) {
+    Record r;
+    r.kind = 200;
+    r.unknown.assign(i == 3000 ? 300'000 : 90, static_cast<std::uint8_t>(i));
+    ASSERT_OK_AND_ASSIGN(Bytes encoded, EncodeRecord(r));
+    chunk.AddEncoded(encoded);
+    want.push_back(std::move(r));
+  }
+  EXPECT_EQ(chunk.record_count(), want.size());
+  const Bytes payload = chunk.Finish();
+  EXPECT_EQ(chunk.record_count(), 0u) << "the writer is empty after Finish";
+  ASSERT_OK_AND_ASSIGN(const Payload read, DecodePayload(payload));
+  EXPECT_TRUE(read.records == want);
+}
+
 // ---- 3. Hooks ----
 
 // Only captures of objects with OnSaved hooks (or owning some) are remembered, and `keep` skips

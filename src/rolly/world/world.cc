@@ -119,8 +119,10 @@ struct WorldCapture::Subject {
   Object object;
   // A placed actor destroyed in play: its class name (no object).
   Name tombstone_class;
-  // Where its sections start in section_bytes_: each is a 4-byte ID, a 4-byte size, the bytes.
-  std::size_t sections = 0;
+  // Where its sections start: block `section_block` of section_blocks_, at `section_at`. Each is
+  // a 4-byte ID, a 4-byte size, the bytes.
+  std::uint32_t section_block = 0;
+  std::uint32_t section_at = 0;
   // Its record index in its chunk (from 1).
   std::uint32_t record = 0;
   std::uint16_t chunk = 0;
@@ -130,6 +132,11 @@ struct WorldCapture::Subject {
 
 // How many subjects ahead a step asks for the object's saved fields.
 constexpr std::size_t kPrefetchAhead = 4;
+// The capture's world sections are kept in blocks, let go of as the steps pass them; a subject's
+// sections (a few KiB at most: names are at most 1,024 bytes) start a new block when less than
+// kSectionRoom is left.
+constexpr std::size_t kSectionBlock = std::size_t{1} << 18;
+constexpr std::size_t kSectionRoom = 8192;
 
 // A subject whose objects have OnSaved hooks: who it is, to find it again once the write ends.
 // Each is checked right before its hooks run: the same object (address and class) must be there
@@ -262,7 +269,13 @@ void WorldCapture::Gather() {
     s.id = id;
     s.object = object;
     s.tombstone_class = tombstone;
-    s.sections = section_bytes_.size();
+    // A subject's sections stay in one block (they are at most a few KiB).
+    if (section_blocks_.empty() ||
+        section_blocks_.back().capacity() - section_blocks_.back().size() < kSectionRoom) {
+      section_blocks_.emplace_back().reserve(kSectionBlock);
+    }
+    s.section_block = static_cast<std::uint32_t>(section_blocks_.size() - 1);
+    s.section_at = static_cast<std::uint32_t>(section_blocks_.back().size());
     s.record = ++c.count;
     s.chunk = static_cast<std::uint16_t>(chunk);
     s.kind = kind;
@@ -270,12 +283,12 @@ void WorldCapture::Gather() {
     subjects_.push_back(s);
   };
   auto section = [&](record::SectionId id, auto&& append) {
-    const std::size_t at = section_bytes_.size();
-    section_bytes_.resize(at + 8);
-    std::memcpy(section_bytes_.data() + at, id.data(), 4);
-    append(&section_bytes_);
-    StoreU32(section_bytes_.data() + at + 4,
-             static_cast<std::uint32_t>(section_bytes_.size() - at - 8));
+    Bytes& block = section_blocks_.back();
+    const std::size_t at = block.size();
+    block.resize(at + 8);
+    std::memcpy(block.data() + at, id.data(), 4);
+    append(&block);
+    StoreU32(block.data() + at + 4, static_cast<std::uint32_t>(block.size() - at - 8));
     ++subjects_.back().section_count;
   };
 
@@ -304,7 +317,6 @@ void WorldCapture::Gather() {
   const Name persistent = levels.empty() ? Name() : levels.front();
   if (!whole) levels.assign(1, only_level_);
   subjects_.reserve(std::max<std::size_t>(hint.subjects, 64));
-  section_bytes_.reserve(hint.section_bytes);
   links_->Reserve(subjects_.capacity());
   // Every actor's ID, to find the placed actors destroyed in play; the players' own pawns, which
   // save with their player (with the transform they have now).
@@ -384,8 +396,6 @@ void WorldCapture::Gather() {
       }
     }
   }
-  // The world chunk's room, reserved last (after the ID list went).
-  chunks_[wrld]->writer->Reserve(hint.world_chunk_bytes);
   total_ = subjects_.size();
 }
 
@@ -410,7 +420,9 @@ Status WorldCapture::Step() {
   const std::size_t first = tombstone ? 1 : 0;
   step_sections_.resize(first + s.section_count);
   if (tombstone) step_sections_[0] = {record::kPropSection, {}};
-  const std::uint8_t* at = section_bytes_.data() + s.sections;
+  // The blocks of sections before this subject's are done with.
+  while (sections_freed_ < s.section_block) Bytes().swap(section_blocks_[sections_freed_++]);
+  const std::uint8_t* at = section_blocks_[s.section_block].data() + s.section_at;
   for (std::size_t i = first; i < step_sections_.size(); ++i) {
     const std::uint32_t size = LoadU32(at + 4);
     std::memcpy(step_sections_[i].id.data(), at, 4);
@@ -477,16 +489,13 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
   const reflect::TypeRegistry& registry = world_.registry();
   const std::shared_ptr<const LoadedGame>& held = world_.held();
   const bool whole = only_level_.is_none();
-  if (whole) {
-    world_.capture_hint_.subjects = subjects_.size();
-    world_.capture_hint_.section_bytes = section_bytes_.size();
-  }
+  if (whole) world_.capture_hint_.subjects = subjects_.size();
   std::vector<Name> levels = world_.host().Levels();
   std::vector<WorldChunk> out;
   // What only the steps needed goes first, so the capture does not hold it and what Finish adds
   // at once.
   links_.reset();
-  section_bytes_ = Bytes();
+  section_blocks_ = std::vector<Bytes>();
   step_sections_ = std::vector<Section>();
   // Records of the held save whose objects are not there now are written back.
   if (held || !world_.level_memory_.empty()) {
@@ -558,38 +567,17 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
       }
     }
   }
+  // The subjects and the ID set go before the chunks are joined, which holds each about twice.
+  subjects_ = std::vector<Subject>();
+  captured_ids_.reset();
   std::vector<WorldChunk> made;
   for (auto& c : chunks_) {
     if (c->writer->record_count() == 0 && c->id != kWorldChunk) continue;
     made.push_back({c->id, c->key, c->writer->Finish()});
-    // The next capture reserves this much at once (a little more, for a world that grows).
-    if (c->id == kWorldChunk && whole) {
-      world_.capture_hint_.world_chunk_bytes =
-          made.back().payload.size() + made.back().payload.size() / 16;
-    }
   }
 
   made.insert(made.end(), std::make_move_iterator(out.begin()), std::make_move_iterator(out.end()));
   return made;
-}
-
-std::shared_ptr<void> WorldCapture::TakeScratch() {
-  struct Scratch {
-    std::vector<Subject> subjects;
-    std::unique_ptr<Links> links;
-    std::unique_ptr<GuidSet> ids;
-    Bytes section_bytes;
-  };
-  auto scratch = std::make_shared<Scratch>();
-  scratch->subjects = std::move(subjects_);
-  scratch->links = std::move(links_);
-  scratch->ids = std::move(captured_ids_);
-  scratch->section_bytes = std::move(section_bytes_);
-  subjects_.clear();
-  // Nothing is left to capture: done() stays true and Step does nothing.
-  total_ = 0;
-  next_ = 0;
-  return scratch;
 }
 
 bool WorldCapture::StillThere(const Hooked& h) {

@@ -177,10 +177,6 @@ class WorldCapture {
   // The level memory generation this capture began at (World::SetHeld drops the memory taken up
   // to it once the save is held).
   std::uint64_t level_memory_mark() const { return level_memory_mark_; }
-  // After Finish: what is left of the capture's working data (the captured-ID set, the subject
-  // list when no save was held; Finish frees the rest), which holds no live object, so a worker
-  // can free it and the game thread does not pay for that. done() stays true afterwards.
-  std::shared_ptr<void> TakeScratch();
 
  private:
   friend class World;
@@ -206,8 +202,10 @@ class WorldCapture {
   record::FileBudget budget_;
   std::size_t total_ = 0;
   std::size_t next_ = 0;
-  // The world sections of every subject, encoded when it was listed (Subject::sections).
-  Bytes section_bytes_;
+  // The world sections of every subject, encoded when it was listed (Subject::section_block), in
+  // blocks; those before the current step's are let go of.
+  std::vector<Bytes> section_blocks_;
+  std::size_t sections_freed_ = 0;
   std::vector<record::Section> step_sections_;
   // Made by Finish when records of the held save may be kept.
   std::unique_ptr<GuidSet> captured_ids_;
@@ -309,8 +307,6 @@ class World : public HostEvents {
   struct CaptureHint {
     std::size_t actors = 0;
     std::size_t subjects = 0;
-    std::size_t section_bytes = 0;
-    std::size_t world_chunk_bytes = 0;
   };
 
   Host& host_;
