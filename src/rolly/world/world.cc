@@ -756,8 +756,11 @@ class World::Applier : public record::ObjectLinks {
     const LoadedGame::Chunk* chunk;
     std::size_t record;
     ComponentSection comp;
-    // Its object when matched already (its record followed its actor's).
-    Object found;
+  };
+  // A component record matched as it was read (it followed its actor's record).
+  struct Matched {
+    std::size_t record;
+    Object object;
   };
 
   void Message(std::string text) { report_->messages.push_back(std::move(text)); }
@@ -765,21 +768,21 @@ class World::Applier : public record::ObjectLinks {
   // A save that holds an actor destroyed and also has records of it or of its components (a file
   // no save writes): those records are not applied, as their objects go before values are set.
   void DropRemoved() {
-    std::vector<const void*> doomed;
+    // The objects the removal destroys, by address (kept as GUIDs to use the small GUID table).
+    auto key = [](const void* p) { return Guid(0, reinterpret_cast<std::uintptr_t>(p)); };
+    GuidSet doomed;
     std::vector<ComponentView> components;
-    GuidSet ids;
     for (Guid id : remove_) {
-      ids.Insert(id);
       ActorView view;
       if (!host_.FindActor(id, &view)) continue;
-      doomed.push_back(view.object.ptr);
+      doomed.Insert(key(view.object.ptr));
       components.clear();
       host_.ListComponents(view, &components);
-      for (const ComponentView& c : components) doomed.push_back(c.object.ptr);
+      for (const ComponentView& c : components) doomed.Insert(key(c.object.ptr));
     }
-    std::sort(doomed.begin(), doomed.end());
+    const std::size_t before = targets_.size();
     std::erase_if(targets_, [&](const Target& t) {
-      if (!std::binary_search(doomed.begin(), doomed.end(), t.object.ptr)) return false;
+      if (!doomed.Contains(key(t.object.ptr))) return false;
       const record::CheckedPayload& records = t.chunk->payload;
       objects_.Erase(records.subject(t.record));
       Message("record of " +
@@ -788,6 +791,10 @@ class World::Applier : public record::ObjectLinks {
               " was not applied: the save holds its actor destroyed");
       return true;
     });
+    // A placement goes with its actor's record (none was dropped: none goes).
+    if (targets_.size() == before) return;
+    GuidSet ids;
+    for (Guid id : remove_) ids.Insert(id);
     std::erase_if(placements_, [&](const auto& p) { return ids.Contains(p.first); });
   }
 
@@ -846,6 +853,7 @@ class World::Applier : public record::ObjectLinks {
       Guid id;  // none: the record before was not an actor found in the world
       ActorView view;
     } last;
+    std::vector<Matched> matched;
     for (std::size_t i = 0; i < c.payload.size(); ++i) {
       if (i + 8 < c.payload.size()) objects_.Prefetch(c.payload.subject(i + 8));
       if (!record::IsKnownObjectKind(c.payload.kind(i))) continue;
@@ -857,10 +865,13 @@ class World::Applier : public record::ObjectLinks {
         if (!only_level_.is_none() && !level_actors_.Contains(comp.actor)) continue;
         // Matched now when it follows its actor's record; taken below, after every actor, as
         // the others are.
-        Object found;
-        const bool matched = !last.id.is_none() && comp.actor == last.id;
-        if (matched) found = MatchComponent(c, i, comp, last.view);
-        if (!matched || found) pending_components_.push_back({&c, i, std::move(comp), found});
+        if (!last.id.is_none() && comp.actor == last.id) {
+          if (const Object found = MatchComponent(c, i, comp, last.view)) {
+            matched.push_back({i, found});
+          }
+        } else {
+          pending_components_.push_back({&c, i, std::move(comp)});
+        }
         continue;
       }
       last.id = Guid();
@@ -901,18 +912,21 @@ class World::Applier : public record::ObjectLinks {
     }
     // The components listed stay valid only while nothing changes.
     listed_for_ = Guid();
-    // Components of actors there now, in record order (those of actors spawned again are found
-    // after the spawn).
+    // Components of actors there now, in record order, those matched already and the others
+    // merged (those of actors spawned again are found after the spawn).
     std::vector<Pending> later;
+    auto next = matched.begin();
     for (Pending& p : pending_components_) {
-      if (p.found) {
-        Take(*p.chunk, p.record, p.found, false);
-      } else if (spawning_.Contains(p.comp.actor)) {
+      for (; next != matched.end() && next->record < p.record; ++next) {
+        Take(c, next->record, next->object, false);
+      }
+      if (spawning_.Contains(p.comp.actor)) {
         later.push_back(std::move(p));
       } else {
         FindComponent(p);
       }
     }
+    for (; next != matched.end(); ++next) Take(c, next->record, next->object, false);
     pending_components_ = std::move(later);
   }
 
