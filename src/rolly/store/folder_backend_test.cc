@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -264,10 +265,12 @@ TEST_F(FolderBackendTest, AFailedStepFailsTheWriteAtEveryStep) {
   }
 }
 
-// For every step a write can die at and every damage model: after the power cut and a restart,
-// the file holds exactly its old bytes or exactly its new ones (new ones whenever the write said
-// Ok), and once the next write is done no temporary file is left.
-TEST_F(FolderBackendTest, CrashAtAnyStepKeepsTheOldOrTheNewSave) {
+// For every step up to `steps` a write (`write`, of the new bytes) can die at, and every damage
+// model: after the power cut and a restart, the file holds exactly its old bytes or exactly its
+// new ones (new ones whenever the write said Ok), at most one temporary file was left, and none
+// is once the next write is done.
+void ExpectOldOrNewAfterACrashAtEveryStep(
+    std::uint64_t steps, const std::function<Status(FolderBackend&, const Bytes&)>& write) {
   const Bytes old_bytes = PatternBytes(6000, 1);
   const Bytes new_bytes = PatternBytes(9000, 2);
   const std::string path = "/saves/rolly.slot.s.a.rsav";
@@ -278,7 +281,7 @@ TEST_F(FolderBackendTest, CrashAtAnyStepKeepsTheOldOrTheNewSave) {
       DamageModel::TearUnsyncedWrites(4096, DamageModel::Fill::kGarbage, 42),
   };
   for (const DamageModel& model : models) {
-    for (std::uint64_t k = 0; k <= 12; ++k) {
+    for (std::uint64_t k = 0; k <= steps; ++k) {
       SCOPED_TRACE("model " + std::to_string(static_cast<int>(model.kind)) + " sector " +
                    std::to_string(model.sector_size) + " step " + std::to_string(k));
       auto sim = std::make_shared<SimulatedFileSystem>();
@@ -288,7 +291,7 @@ TEST_F(FolderBackendTest, CrashAtAnyStepKeepsTheOldOrTheNewSave) {
         FolderBackend backend("/saves", FolderBackendOptions{sim});
         Settle(backend);
         sim->FailAfterStep(sim->steps() + k);
-        written = WriteNow(backend, Slot("s"), new_bytes);
+        written = write(backend, new_bytes);
       }
       sim->Crash(model);
       EXPECT_LE(Entries(*sim, "/saves").size(), 2u);  // the file and at most one temporary
@@ -304,6 +307,12 @@ TEST_F(FolderBackendTest, CrashAtAnyStepKeepsTheOldOrTheNewSave) {
       EXPECT_THAT(Entries(*sim, "/saves"), ElementsAre("rolly.slot.s.a.rsav"));
     }
   }
+}
+
+TEST_F(FolderBackendTest, CrashAtAnyStepKeepsTheOldOrTheNewSave) {
+  ExpectOldOrNewAfterACrashAtEveryStep(12, [](FolderBackend& backend, const Bytes& bytes) {
+    return WriteNow(backend, Slot("s"), bytes);
+  });
 }
 
 // Writes `bytes` as a late-front write: the first `front_size` bytes set from another thread once
@@ -338,44 +347,14 @@ Status WriteLateNow(Backend& backend, const FileName& name, const Bytes& bytes,
 // fails or is cut by a power cut, the old bytes or the new, never a mix; and a write that fails
 // before it needs the front (no space) still answers only after the front is set.
 TEST_F(FolderBackendTest, LateFrontWriteCrashAtAnyStepKeepsTheOldOrTheNewSave) {
-  const Bytes old_bytes = PatternBytes(6000, 1);
-  const Bytes new_bytes = PatternBytes(9000, 2);
-  const std::string path = "/saves/rolly.slot.s.a.rsav";
-  const std::vector<DamageModel> models = {
-      DamageModel::DropUnsyncedData(),
-      DamageModel::DropUnsyncedNames(),
-      DamageModel::TearUnsyncedWrites(512, DamageModel::Fill::kZeros),
-      DamageModel::TearUnsyncedWrites(4096, DamageModel::Fill::kGarbage, 42),
-  };
-  for (const DamageModel& model : models) {
-    for (std::uint64_t k = 0; k <= 14; ++k) {
-      SCOPED_TRACE("model " + std::to_string(static_cast<int>(model.kind)) + " sector " +
-                   std::to_string(model.sector_size) + " step " + std::to_string(k));
-      auto sim = std::make_shared<SimulatedFileSystem>();
-      sim->Put(path, old_bytes);
-      Status written;
-      {
-        FolderBackend backend("/saves", FolderBackendOptions{sim});
-        Settle(backend);
-        sim->FailAfterStep(sim->steps() + k);
-        written = WriteLateNow(backend, Slot("s"), new_bytes, 300);
-      }
-      sim->Crash(model);
-      EXPECT_LE(Entries(*sim, "/saves").size(), 2u);
-      FolderBackend restarted("/saves", FolderBackendOptions{sim});
-      ASSERT_OK_AND_ASSIGN(Bytes after, ReadNow(restarted, Slot("s")));
-      if (written.ok()) {
-        EXPECT_EQ(after, new_bytes);
-      } else {
-        EXPECT_TRUE(after == old_bytes || after == new_bytes);
-      }
-      EXPECT_THAT(Entries(*sim, "/saves"), ElementsAre("rolly.slot.s.a.rsav"));
-    }
-  }
+  ExpectOldOrNewAfterACrashAtEveryStep(14, [](FolderBackend& backend, const Bytes& bytes) {
+    return WriteLateNow(backend, Slot("s"), bytes, 300);
+  });
   auto full = std::make_shared<TestFileSystem>(std::make_shared<SimulatedFileSystem>());
   full->free_space = 0;
   FolderBackend backend("/saves", FolderBackendOptions{full});
-  EXPECT_THAT(WriteLateNow(backend, Slot("s"), new_bytes, 300), StatusIs(StatusCode::kNoSpace));
+  EXPECT_THAT(WriteLateNow(backend, Slot("s"), PatternBytes(9000, 2), 300),
+              StatusIs(StatusCode::kNoSpace));
 }
 
 FileName Index(Copy copy) { return FileName::ForIndex("rolly", copy).value(); }
