@@ -481,20 +481,20 @@ world::ActorView Scene::ViewOf(const Actor& a) const {
 }
 
 void Scene::ListGlobals(std::vector<world::GlobalView>* out) {
-  auto add = [&](const char* role, const ClassInfo* cls, const void* object) {
+  auto add = [&](std::string_view role, const ClassInfo* cls, const void* object) {
     if (object != nullptr && cls != nullptr) out->push_back({Name(role), ObjectOf(*cls, object)});
   };
   if (game_instance_) {
-    add("GameInstance", registry_.FindClass<GameInstance>(), game_instance_.get());
+    add(world::kRoleGameInstance, registry_.FindClass<GameInstance>(), game_instance_.get());
     for (const auto& s : game_instance_->subsystems)
-      add("Subsystem", registry_.FindClass<Subsystem>(), s.get());
+      add(world::kRoleSubsystem, registry_.FindClass<Subsystem>(), s.get());
   }
   if (!world_) return;
-  add("GameMode", registry_.FindClass<GameMode>(), world_->game_mode.get());
-  add("GameState", registry_.FindClass<GameState>(), world_->game_state.get());
+  add(world::kRoleGameMode, registry_.FindClass<GameMode>(), world_->game_mode.get());
+  add(world::kRoleGameState, registry_.FindClass<GameState>(), world_->game_state.get());
   for (const auto& s : world_->world_subsystems)
-    add("WorldSubsystem", registry_.FindClass<WorldSubsystem>(), s.get());
-  add("LevelScript", registry_.FindClass<LevelScript>(), world_->level_script.get());
+    add(world::kRoleWorldSubsystem, registry_.FindClass<WorldSubsystem>(), s.get());
+  add(world::kRoleLevelScript, registry_.FindClass<LevelScript>(), world_->level_script.get());
 }
 
 void Scene::VisitActors(Name level, const std::function<void(const world::ActorView&)>& visit) {

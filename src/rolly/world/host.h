@@ -73,8 +73,14 @@ struct ComponentView {
 };
 
 // A global: the game instance, its subsystems, the game mode and state, world subsystems, the
-// map's script object. `role` says which ("GameInstance", "Subsystem", "GameMode", "GameState",
-// "WorldSubsystem", "LevelScript"); with the class it names the global across runs.
+// map's script object. `role` says which (one of the roles below); with the class it names the
+// global across runs. The game instance and its subsystems outlive a map; the others are the map's.
+inline constexpr std::string_view kRoleGameInstance = "GameInstance";
+inline constexpr std::string_view kRoleSubsystem = "Subsystem";
+inline constexpr std::string_view kRoleGameMode = "GameMode";
+inline constexpr std::string_view kRoleGameState = "GameState";
+inline constexpr std::string_view kRoleWorldSubsystem = "WorldSubsystem";
+inline constexpr std::string_view kRoleLevelScript = "LevelScript";
 struct GlobalView {
   Name role;
   Object object;

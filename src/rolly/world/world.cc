@@ -1168,7 +1168,7 @@ void World::OnActorsInitialized() {
   for (WorldCapture* capture : live_captures_->captures) {
     capture->NoteGone([](const WorldCapture::Hooked& h) {
       if (h.kind != RecordKind::kObject) return true;
-      return !h.registered && h.name != Name("GameInstance") && h.name != Name("Subsystem");
+      return !h.registered && h.name != Name(kRoleGameInstance) && h.name != Name(kRoleSubsystem);
     });
   }
   placed_.clear();
