@@ -501,16 +501,17 @@ void Applier::ReadExtra(const reflect::ClassInfo& cls, void* object, ByteView by
 
 Status Applier::Apply(const Record& record, const reflect::ClassInfo& cls, void* object,
                       std::vector<std::string>* messages) {
-  ByteView views[3];
-  Parts parts{record.kind, record.layout};
-  const SectionId ids[3] = {kPropSection, kOwnedSection, kExtraSection};
-  const ByteView** slots[3] = {&parts.prop, &parts.owned, &parts.extra};
-  for (int i = 0; i < 3; ++i) {
-    if (const Section* s = record.Find(ids[i])) {
-      views[i] = s->bytes;
-      *slots[i] = &views[i];
-    }
-  }
+  Parts parts;
+  parts.kind = record.kind;
+  parts.layout = record.layout;
+  auto find = [&record](SectionId id, ByteView* out) {
+    const Section* s = record.Find(id);
+    if (s != nullptr) *out = s->bytes;
+    return s != nullptr;
+  };
+  parts.has_prop = find(kPropSection, &parts.prop);
+  parts.has_owned = find(kOwnedSection, &parts.owned);
+  parts.has_extra = find(kExtraSection, &parts.extra);
   return ApplyParts(parts, cls, object, messages);
 }
 
@@ -518,13 +519,12 @@ Status Applier::Apply(std::size_t index, const reflect::ClassInfo& cls, void* ob
                       std::vector<std::string>* messages) {
   if (checked_ == nullptr) return InvalidInputError("an applier of a decoded payload");
   if (index >= checked_->size()) return InvalidInputError("no such record");
-  ByteView views[3];
-  Parts parts{checked_->kind(index), checked_->layout(index)};
-  const SectionId ids[3] = {kPropSection, kOwnedSection, kExtraSection};
-  const ByteView** slots[3] = {&parts.prop, &parts.owned, &parts.extra};
-  for (int i = 0; i < 3; ++i) {
-    if (checked_->Find(index, ids[i], &views[i])) *slots[i] = &views[i];
-  }
+  Parts parts;
+  parts.kind = checked_->kind(index);
+  parts.layout = checked_->layout(index);
+  parts.has_prop = checked_->Find(index, kPropSection, &parts.prop);
+  parts.has_owned = checked_->Find(index, kOwnedSection, &parts.owned);
+  parts.has_extra = checked_->Find(index, kExtraSection, &parts.extra);
   return ApplyParts(parts, cls, object, messages);
 }
 
@@ -540,11 +540,11 @@ Status Applier::ApplyParts(const Parts& record, const reflect::ClassInfo& cls, v
     return InvalidInputError("a record of class " + saved_class.str() +
                              " cannot apply to an object of class " + cls.name().str());
   }
-  if (record.prop == nullptr) return InvalidInputError("a record without PROP");
+  if (!record.has_prop) return InvalidInputError("a record without PROP");
   entries_.clear();
   targets_.clear();
-  if (record.owned != nullptr) {
-    ByteReader in(*record.owned);
+  if (record.has_owned) {
+    ByteReader in(record.owned);
     std::uint64_t count = 0;
     if (!in.Varint(&count)) return Truncated();
     for (std::uint64_t i = 0; i < count; ++i) {
@@ -560,7 +560,7 @@ Status Applier::ApplyParts(const Parts& record, const reflect::ClassInfo& cls, v
     }
   }
   messages_ = messages;
-  ByteReader in(*record.prop);
+  ByteReader in(record.prop);
   Status status = ReadFields(in, record.layout, cls, object, 1, nullptr, false);
   // Owned objects in INLN order: each entry applies to the object its owned value made or found.
   for (std::size_t i = 0; status.ok() && i < entries_.size(); ++i) {
@@ -581,7 +581,7 @@ Status Applier::ApplyParts(const Parts& record, const reflect::ClassInfo& cls, v
     if (status.ok() && !e.extra.empty()) ReadExtra(*target.cls, live, e.extra);
   }
   if (status.ok()) {
-    if (record.extra != nullptr) ReadExtra(cls, object, *record.extra);
+    if (record.has_extra) ReadExtra(cls, object, record.extra);
   }
   messages_ = nullptr;
   ROLLY_RETURN_IF_ERROR(status);

@@ -94,13 +94,12 @@ class Applier {
     ByteView extra;
   };
 
-  // The parts of a record an apply reads (null: the record has no such section).
+  // The parts of a record an apply reads; has_*: the record has that section.
   struct Parts {
     std::uint8_t kind = 0;
     std::uint32_t layout = 0;
-    const ByteView* prop = nullptr;
-    const ByteView* owned = nullptr;
-    const ByteView* extra = nullptr;
+    ByteView prop, owned, extra;
+    bool has_prop = false, has_owned = false, has_extra = false;
   };
   Status ApplyParts(const Parts& record, const reflect::ClassInfo& cls, void* object,
                     std::vector<std::string>* messages);
