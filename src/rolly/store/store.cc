@@ -312,9 +312,13 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
   void EnqueueWrite(std::shared_ptr<SaveJob> job, std::function<void(Result<SaveInfo>)> done) {
     auto self = shared_from_this();
     QueueOf(job->name.base())
-        ->Enqueue([self, job, done = std::move(done)](FileQueue::Finished finished) {
-          job->WhenEncoded([self, job, done, finished = std::move(finished)](bool on_worker) {
-            auto start = [self, job, done, finished]() mutable {
+        ->Enqueue([self, job, done = std::move(done)](FileQueue::Finished finished) mutable {
+          // The caller's callback is moved along, never copied: a copy destroyed on a worker
+          // would destroy what the callback owns there, off the game thread.
+          job->WhenEncoded([self, job, done = std::move(done),
+                            finished = std::move(finished)](bool on_worker) mutable {
+            auto start = [self, job, done = std::move(done),
+                          finished = std::move(finished)]() mutable {
               self->StartSave(job, std::move(done), std::move(finished));
             };
             if (on_worker) {
