@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <mutex>
 #include <unordered_map>
 #include <utility>
 
@@ -12,8 +13,10 @@
 #include "rolly/world/sections.h"
 
 namespace rolly::world_internal {
-// The captures of one World alive now (World::live_captures_).
+// The captures of one World alive now (World::live_captures_). A save's capture may be destroyed
+// off the game thread (the last holder of its callback may be a worker), so the list is locked.
 struct LiveCaptures {
+  std::mutex mutex;
   std::vector<world::WorldCapture*> captures;
 };
 }  // namespace rolly::world_internal
@@ -236,10 +239,14 @@ WorldCapture::WorldCapture(World& world)
     : world_(world),
       live_(world.live_captures_),
       links_(std::make_unique<Links>(world.registry(), subjects_)) {
+  std::lock_guard lock(live_->mutex);
   live_->captures.push_back(this);
 }
 
-WorldCapture::~WorldCapture() { std::erase(live_->captures, this); }
+WorldCapture::~WorldCapture() {
+  std::lock_guard lock(live_->mutex);
+  std::erase(live_->captures, this);
+}
 
 void WorldCapture::Gather() {
   Host& host = world_.host();
@@ -1165,11 +1172,14 @@ void World::NotePlacedActors(Name level) {
 void World::OnActorsInitialized() {
   // A new map: a save still writing saw the world that went. Only registered objects and the game
   // instance's globals outlive a map; nothing else it captured gets its OnSaved hook.
-  for (WorldCapture* capture : live_captures_->captures) {
-    capture->NoteGone([](const WorldCapture::Hooked& h) {
-      if (h.kind != RecordKind::kObject) return true;
-      return !h.registered && h.name != Name(kRoleGameInstance) && h.name != Name(kRoleSubsystem);
-    });
+  {
+    std::lock_guard lock(live_captures_->mutex);
+    for (WorldCapture* capture : live_captures_->captures) {
+      capture->NoteGone([](const WorldCapture::Hooked& h) {
+        if (h.kind != RecordKind::kObject) return true;
+        return !h.registered && h.name != Name(kRoleGameInstance) && h.name != Name(kRoleSubsystem);
+      });
+    }
   }
   placed_.clear();
   waiting_.clear();
@@ -1212,6 +1222,7 @@ void World::OnLevelRemoved(Name level) {
   std::erase_if(placed_, [&](const PlacedActor& p) { return p.level == level; });
   // A save still writing captured the level's actors: their OnSaved hooks must not run, even on
   // actors made again at the same addresses with the same IDs when the level comes back.
+  std::lock_guard lock(live_captures_->mutex);
   if (live_captures_->captures.empty()) return;
   GuidSet gone;
   host_.VisitActors(level, [&](const ActorView& a) { gone.Insert(a.id); });
