@@ -105,6 +105,8 @@ struct EncodedChunk {
   ByteView stored;  // views the chunk's bytes or `owned`
   Bytes owned;      // compressed bytes made by this write
   std::uint64_t decoded_size = 0;
+  // Not computed yet (EncodeChunks leaves it to the layout).
+  bool checksum_late = false;
   Checksum checksum;
 };
 
@@ -135,7 +137,9 @@ Status CheckChunks(const std::vector<Chunk>& chunks) {
 // Encodes `c`. `owned`: the same chunk when the caller owns it (EncodeChunks); a chunk that
 // compresses then lets go of its decoded bytes before the compressed ones are joined into one
 // buffer, so the decoded bytes, the compressed blocks and the joined copy are never all held.
-EncodedChunk EncodeChunk(const Chunk& c, const WriteOptions& options, Chunk* owned = nullptr) {
+// `checksum`: compute the checksum now (false: checksum_late).
+EncodedChunk EncodeChunk(const Chunk& c, const WriteOptions& options, Chunk* owned = nullptr,
+                         bool checksum = true) {
   EncodedChunk e;
   e.chunk = &c;
   e.decoded_size = c.decoded_size();
@@ -155,7 +159,11 @@ EncodedChunk EncodeChunk(const Chunk& c, const WriteOptions& options, Chunk* own
       e.stored = e.owned;
     }
   }
-  e.checksum = format_internal::ChunkChecksum(c.id(), c.key(), e.stored);
+  if (checksum) {
+    e.checksum = format_internal::ChunkChecksum(c.id(), c.key(), e.stored);
+  } else {
+    e.checksum_late = true;
+  }
   return e;
 }
 
@@ -203,7 +211,10 @@ struct Front {
   }
 };
 
-Result<Front> EncodeFront(const Header& header_fields, const std::vector<EncodedChunk>& encoded) {
+// `late`: where a late chunk checksum goes, listed (its 8 bytes left zero) instead of computed
+// here; null: each is computed.
+Result<Front> EncodeFront(const Header& header_fields, const std::vector<EncodedChunk>& encoded,
+                          std::vector<LateChecksum>* late = nullptr) {
   Front front;
   format_internal::EncodeHeader(header_fields, &front.header);
   if (front.header.size() > kMaxHeaderSize) {
@@ -211,6 +222,7 @@ Result<Front> EncodeFront(const Header& header_fields, const std::vector<Encoded
                                          front.header.size(), kMaxHeaderSize));
   }
   ByteWriter(&front.directory).Varint(encoded.size());
+  std::size_t piece = 1;
   for (const EncodedChunk& e : encoded) {
     DirectoryEntry entry;
     entry.id = e.chunk->id();
@@ -220,7 +232,17 @@ Result<Front> EncodeFront(const Header& header_fields, const std::vector<Encoded
     entry.stored_size = e.stored.size();
     entry.decoded_size = e.decoded_size;
     entry.checksum = e.checksum;
+    // A chunk with no bytes has no piece to wait for.
+    const bool leave = e.checksum_late && late != nullptr && !e.stored.empty();
+    if (e.checksum_late && !leave) {
+      entry.checksum = format_internal::ChunkChecksum(entry.id, entry.key, e.stored);
+    }
     format_internal::EncodeEntry(entry, &front.directory);
+    if (leave) {
+      // The checksum is an entry's last 8 bytes; `at` counts from the directory here.
+      late->push_back({front.directory.size() - 8, piece, entry.id, std::string(entry.key)});
+    }
+    if (!e.stored.empty()) ++piece;
     front.chunks_size += e.stored.size();
   }
   if (front.directory.size() > kMaxDirectorySize) {
@@ -303,7 +325,9 @@ Result<EncodedChunks> EncodeChunks(std::vector<Chunk> chunks, const WriteOptions
   out.rep_->chunks = std::move(chunks);
   out.rep_->encoded.reserve(out.rep_->chunks.size());
   // A compressed chunk no longer needs its decoded bytes: only what goes into the file is kept.
-  for (Chunk& c : out.rep_->chunks) out.rep_->encoded.push_back(EncodeChunk(c, options, &c));
+  for (Chunk& c : out.rep_->chunks) {
+    out.rep_->encoded.push_back(EncodeChunk(c, options, &c, /*checksum=*/false));
+  }
   return out;
 }
 
@@ -323,9 +347,11 @@ Result<FilePieces> LayOutEncodedPieces(std::uint16_t format_version,
   ROLLY_RETURN_IF_ERROR(format_internal::CheckHeader(header));
   static const std::vector<EncodedChunk> kNone;
   const std::vector<EncodedChunk>& encoded = chunks.rep_ ? chunks.rep_->encoded : kNone;
-  ROLLY_ASSIGN_OR_RETURN(const Front front, EncodeFront(header, encoded));
-
   FilePieces out;
+  ROLLY_ASSIGN_OR_RETURN(const Front front, EncodeFront(header, encoded, &out.late_checksums));
+  const std::size_t directory_at = kPreludeSize + front.header.size();
+  for (LateChecksum& l : out.late_checksums) l.at += directory_at;
+
   out.size = front.file_size();
   out.pieces.reserve(1 + encoded.size());
   Bytes& first = out.pieces.emplace_back();
@@ -333,8 +359,10 @@ Result<FilePieces> LayOutEncodedPieces(std::uint16_t format_version,
   first.resize(kPreludeSize);
   first.insert(first.end(), front.header.begin(), front.header.end());
   first.insert(first.end(), front.directory.begin(), front.directory.end());
-  // The file and prelude checksums are SealFilePieces's; zero until then.
+  // The file and prelude checksums are SealFilePieces's; zero until then, as is the directory's
+  // when a chunk's checksum is left to it.
   StoreFullPrelude(first.data(), format_version, min_reader_version, front, Checksum::FromBits(0));
+  if (!out.late_checksums.empty()) StoreU64(first.data() + 40, 0);
   StoreU64(first.data() + 56, 0);
 
   // Nothing can fail from here: take the chunks over and move each one's stored bytes out of
@@ -361,9 +389,21 @@ Result<FilePieces> LayOutEncodedPieces(std::uint16_t format_version,
   return out;
 }
 
-void SealFilePieces(Bytes& first, std::span<const ByteView> rest) {
+void SealFilePieces(Bytes& first, std::span<const ByteView> rest,
+                    std::span<const LateChecksum> late) {
   // Invariant: `first` is a laid-out first piece: at least the prelude, the rest after it.
   assert(first.size() >= kPreludeSize);
+  if (!late.empty()) {
+    for (const LateChecksum& l : late) {
+      assert(l.piece >= 1 && l.piece <= rest.size() && l.at + 8 <= first.size());
+      StoreU64(first.data() + l.at,
+               format_internal::ChunkChecksum(l.id, l.key, rest[l.piece - 1]).bits());
+    }
+    // The directory changed: its checksum too.
+    const std::size_t directory_at = kPreludeSize + LoadU32(first.data() + 12);
+    const ByteView directory(first.data() + directory_at, LoadU32(first.data() + 16));
+    StoreU64(first.data() + 40, Checksum::Of(directory).bits());
+  }
   ChecksumBuilder file_checksum;
   file_checksum.Add(ByteView(first).subspan(kPreludeSize));
   for (const ByteView piece : rest) file_checksum.Add(piece);
@@ -379,7 +419,8 @@ Result<FilePieces> WriteEncodedPieces(std::uint16_t format_version,
       FilePieces out,
       LayOutEncodedPieces(format_version, min_reader_version, header, std::move(chunks)));
   std::vector<ByteView> rest(out.pieces.begin() + 1, out.pieces.end());
-  SealFilePieces(out.pieces.front(), rest);
+  SealFilePieces(out.pieces.front(), rest, out.late_checksums);
+  out.late_checksums.clear();
   return out;
 }
 

@@ -174,14 +174,25 @@ class EncodedChunks {
   std::unique_ptr<Rep> rep_;
 };
 
-// Encodes `chunks` as Write would (taking them over). InvalidInput as Write for the chunks' rules
-// and the level.
+// Encodes `chunks` as Write would (taking them over), but leaves the chunks' checksums to the
+// layout: WriteEncoded computes them, LayOutEncodedPieces leaves them to SealFilePieces, which a
+// writer runs while the chunks are written. InvalidInput as Write for the chunks' rules and the
+// level.
 Result<EncodedChunks> EncodeChunks(std::vector<Chunk> chunks, const WriteOptions& options = {});
 
 // Lays out a file from a header and chunks encoded before: the same bytes Write makes of a File
 // with these versions, header and chunks. InvalidInput as Write for the versions and the header.
 Result<Bytes> WriteEncoded(std::uint16_t format_version, std::uint16_t min_reader_version,
                            const Header& header, const EncodedChunks& chunks);
+
+// A chunk checksum LayOutEncodedPieces left to SealFilePieces: the 8 bytes at `at` in pieces[0]
+// (in the directory) take the checksum of piece `piece` (1 or more) under this ID and key.
+struct LateChecksum {
+  std::size_t at = 0;
+  std::size_t piece = 0;
+  ChunkId id;
+  std::string key;
+};
 
 // A file laid out in pieces, for a gather write: their concatenation is the file.
 struct FilePieces {
@@ -190,6 +201,8 @@ struct FilePieces {
   std::vector<Bytes> pieces;
   // The file's size: the sum of the pieces' sizes.
   std::uint64_t size = 0;
+  // LayOutEncodedPieces only: the chunk checksums still to compute (SealFilePieces).
+  std::vector<LateChecksum> late_checksums;
 };
 
 // As WriteEncoded, but without copying the chunks into one buffer: the concatenation of the
@@ -201,16 +214,20 @@ Result<FilePieces> WriteEncodedPieces(std::uint16_t format_version,
                                       std::uint16_t min_reader_version, const Header& header,
                                       EncodedChunks&& chunks);
 
-// WriteEncodedPieces in two steps, so a writer can start on the chunks' bytes while the file
-// checksum (every byte after the prelude) is computed: LayOutEncodedPieces gives the pieces with
-// the prelude's file checksum and prelude checksum left zero (pieces[0] has its final size), and
-// SealFilePieces computes both over the pieces' bytes and fills them in. The pieces then hold
-// exactly what WriteEncodedPieces gives. Statuses and the taking of `chunks` as WriteEncodedPieces.
+// WriteEncodedPieces in two steps, so a writer can start on the chunks' bytes while their
+// checksums are computed: LayOutEncodedPieces gives the pieces with the chunks' checksums (listed
+// in late_checksums), the directory checksum, the file checksum and the prelude checksum left
+// zero (pieces[0] has its final size), and SealFilePieces computes them over the pieces' bytes
+// and fills them into pieces[0]. The pieces then hold exactly what WriteEncodedPieces gives.
+// Statuses and the taking of `chunks` as WriteEncodedPieces.
 Result<FilePieces> LayOutEncodedPieces(std::uint16_t format_version,
                                        std::uint16_t min_reader_version, const Header& header,
                                        EncodedChunks&& chunks);
-// `first`: pieces[0] of LayOutEncodedPieces; `rest`: the bytes of the pieces after it, in order.
-void SealFilePieces(Bytes& first, std::span<const ByteView> rest);
+// `first`: pieces[0] of LayOutEncodedPieces; `rest`: the bytes of the pieces after it, in order;
+// `late`: its late_checksums. Reads `rest` only, so another thread may be writing those bytes out
+// meanwhile.
+void SealFilePieces(Bytes& first, std::span<const ByteView> rest,
+                    std::span<const LateChecksum> late);
 
 struct ReadOptions {
   // Chunk IDs the caller knows beyond kKnownChunkIds (a game's own chunks).

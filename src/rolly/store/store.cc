@@ -371,7 +371,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
 
   // Chooses the copy to write and lays the file out as pieces, unsealed (worker only; may read both
   // copies).
-  Result<PlannedSave> PlanSave(SaveJob& job, std::vector<Bytes>* pieces_out) {
+  Result<PlannedSave> PlanSave(SaveJob& job, format::FilePieces* pieces_out) {
     if (!job.encoded->ok()) return job.encoded->status();
     Copies c = KnownCopies(job.name, job.slot);
     // A copy that could not be read may hold the newest save, or a sequence above the other's:
@@ -396,13 +396,13 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     if (auto newest = c.Newest()) sequence = c.Of(*newest).sequence + 1;
     job.header.slot_name = job.slot;
     job.header.sequence = sequence;
-    // The file as pieces, the chunks' bytes moved rather than copied into one buffer, its file
-    // checksum not yet computed (StartSave seals it while the backend writes the chunks).
+    // The file as pieces, the chunks' bytes moved rather than copied into one buffer, its
+    // checksums not yet computed (StartSave seals it while the backend writes the chunks).
     Result<format::FilePieces> pieces = format::LayOutEncodedPieces(
         job.format_version, job.min_reader_version, job.header, std::move(**job.encoded));
     if (!pieces.ok()) return pieces.status();
     const std::uint64_t size = pieces->size;
-    *pieces_out = std::move(pieces->pieces);
+    *pieces_out = *std::move(pieces);
 
     // Until the backend answers, the target counts as damaged.
     c.Of(target) = CopyInfo{CopyState::kDamaged, 0, 0, DamagedError("a save to it did not finish")};
@@ -414,17 +414,19 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
   // turn come from the backend's completion (quick: bookkeeping and a post to the mailbox).
   void StartSave(const std::shared_ptr<SaveJob>& job, std::function<void(Result<SaveInfo>)> done,
                  FileQueue::Finished finished) {
-    std::vector<Bytes> pieces;
-    Result<PlannedSave> plan = PlanSave(*job, &pieces);
+    format::FilePieces laid_out;
+    Result<PlannedSave> plan = PlanSave(*job, &laid_out);
     if (!plan.ok()) {
       Reply(std::move(done), Result<SaveInfo>(plan.status()));
       Finish(finished);
       return;
     }
     const FileName target_name = job->name.copy() == plan->target ? job->name : job->name.Other();
-    // The chunks' bytes go to the backend at once, and the file checksum (every byte after the
-    // prelude) is computed here while the backend writes them; the first piece follows. The
-    // backend keeps the chunks' bytes until it has the first piece, and answers after.
+    // The chunks' bytes go to the backend at once, and the checksums (each chunk's, then the
+    // directory's and the file's) are computed here while the backend writes them; the first
+    // piece follows. The backend keeps the chunks' bytes until it has the first piece, and
+    // answers after.
+    std::vector<Bytes>& pieces = laid_out.pieces;
     Bytes first = std::move(pieces.front());
     pieces.erase(pieces.begin());
     const std::vector<ByteView> rest(pieces.begin(), pieces.end());
@@ -443,7 +445,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
                      if (index_write) self->EnqueueIndexWrite();
                      self->Finish(finished);
                    });
-    format::SealFilePieces(first, rest);
+    format::SealFilePieces(first, rest, laid_out.late_checksums);
     front->Set(std::move(first));
   }
 
