@@ -104,14 +104,14 @@ void SaveSystem::Save(std::string_view slot, const SaveOptions& options, SaveCal
   const Clock::time_point started = Clock::now();
   std::unique_ptr<world::WorldCapture> capture = world_->BeginCapture();
   Status captured = capture->Run();
-  Result<std::vector<world::WorldChunk>> chunks =
-      captured.ok() ? capture->Finish() : Result<std::vector<world::WorldChunk>>(captured);
+  Result<world::CapturedWorld> detached =
+      captured.ok() ? capture->Detach() : Result<world::CapturedWorld>(captured);
   SaveOutcome outcome;
   outcome.records = capture->captured();
   outcome.capture_time = Clock::now() - started;
-  if (!chunks.ok()) {
+  if (!detached.ok()) {
     capture->Forget();
-    Status s = chunks.status();
+    Status s = detached.status();
     Fail([this, done = std::move(done), s, name, alive = std::weak_ptr<int>(worker_jobs_)] {
       if (alive.expired()) return;
       if (done) done(s);
@@ -119,25 +119,34 @@ void SaveSystem::Save(std::string_view slot, const SaveOptions& options, SaveCal
     });
     return;
   }
-  format::File file;
-  file.header.title = options.title;
-  file.header.kind = static_cast<std::uint32_t>(options.kind);
-  file.header.save_time_us = NowMicros();
-  file.header.record_version = record::kRecordFormatVersion;
-  file.header.library_version = kLibraryVersion;
-  // The world chunks, kept for the held save once the write succeeded.
+  format::Header header;
+  header.title = options.title;
+  header.kind = static_cast<std::uint32_t>(options.kind);
+  header.save_time_us = NowMicros();
+  header.record_version = record::kRecordFormatVersion;
+  header.library_version = kLibraryVersion;
+  // The chunks are made on the store's worker, which keeps a copy of them for the held save once
+  // the write succeeded: joining the records, keeping those of absent objects and copying them
+  // are not the game thread's work.
+  auto made = std::make_shared<world::CapturedWorld>(*std::move(detached));
   auto saved = std::make_shared<std::vector<world::WorldChunk>>();
-  for (world::WorldChunk& c : *chunks) {
-    auto id = format::ChunkId::FromBytes(reinterpret_cast<const std::uint8_t*>(c.id.data()));
-    file.chunks.emplace_back(*id, c.key, c.payload);
-    saved->push_back(std::move(c));
-  }
+  auto make = [made, saved, header = std::move(header)]() -> Result<format::File> {
+    ROLLY_ASSIGN_OR_RETURN(std::vector<world::WorldChunk> chunks, made->Make());
+    format::File file;
+    file.header = header;
+    for (world::WorldChunk& c : chunks) {
+      auto id = format::ChunkId::FromBytes(reinterpret_cast<const std::uint8_t*>(c.id.data()));
+      file.chunks.emplace_back(*id, c.key, c.payload);
+      saved->push_back(std::move(c));
+    }
+    return file;
+  };
   ++saves_running_;
   // Level memory taken before this capture began is in the file; memory of a level removed since
   // is not, and stays when the file becomes the held save.
   const std::uint64_t memory_mark = capture->level_memory_mark();
   std::shared_ptr<world::WorldCapture> held_capture(std::move(capture));
-  store_.Save(name, std::move(file),
+  store_.Save(name, store::Store::FileMaker(std::move(make)),
               [this, done = std::move(done), name, outcome, started, held_capture, saved,
                memory_mark, alive = std::weak_ptr<int>(worker_jobs_)](
                   Result<store::SaveInfo> info) mutable {

@@ -788,6 +788,38 @@ TEST_F(SaveLoadTest, ReferencesBetweenCharactersResolve) {
 
 // --- 3. Records of absent objects are kept and written back ------------------------------------
 
+TEST_F(SaveLoadTest, ACapturedWorldIsDetachedOnceAndMadeOnceOnAnyThread) {
+  auto a = NewGame();
+  ASSERT_OK(a->scene.Start(kSmallMap));
+  // A save held, so Make keeps records from it (the Cellar's crate, not loaded).
+  ASSERT_OK(SaveNow(*a, "k"));
+  std::unique_ptr<world::WorldCapture> expected = a->saves.world().BeginCapture();
+  ASSERT_OK(expected->Run());
+  ASSERT_OK_AND_ASSIGN(const std::vector<world::WorldChunk> want, expected->Finish());
+  expected->Forget();
+
+  std::unique_ptr<world::WorldCapture> cap = a->saves.world().BeginCapture();
+  ASSERT_GT(cap->total(), 0u);
+  EXPECT_THAT(cap->Detach(), StatusIs(StatusCode::kInvalidInput)) << "subjects left";
+  ASSERT_OK(cap->Run());
+  ASSERT_OK_AND_ASSIGN(world::CapturedWorld captured, cap->Detach());
+  EXPECT_THAT(cap->Detach(), StatusIs(StatusCode::kInvalidInput)) << "detached twice";
+  EXPECT_THAT(cap->Finish(), StatusIs(StatusCode::kInvalidInput)) << "finished once detached";
+  // The game goes on meanwhile: the chunks are the capture's.
+  a->scene.FindActorAs<Character>(G(kHeroId))->health = 1;
+  Result<std::vector<world::WorldChunk>> made = Status(CancelledError("not made"));
+  std::thread([&] { made = captured.Make(); }).join();
+  ASSERT_OK(made.status());
+  EXPECT_THAT(captured.Make(), StatusIs(StatusCode::kInvalidInput)) << "made twice";
+  ASSERT_EQ(made->size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ((*made)[i].id, want[i].id);
+    EXPECT_EQ((*made)[i].key, want[i].key);
+    EXPECT_EQ((*made)[i].payload, want[i].payload) << "chunk " << i;
+  }
+  cap->Forget();
+}
+
 TEST_F(SaveLoadTest, RecordsOfAbsentObjectsAreKeptAndWrittenBack) {
   const std::unique_ptr<reflect::TypeRegistry> no_statue = MakeRegistry(/*with_statue=*/false);
   ASSERT_NE(no_statue, nullptr);

@@ -1047,6 +1047,12 @@ const StoreOptions& Store::options() const { return impl_->options(); }
 std::size_t Store::pending() const { return impl_->pending(); }
 
 void Store::Save(std::string_view slot, format::File file, SaveCallback done) {
+  auto given = std::make_shared<format::File>(std::move(file));
+  Save(
+      slot, [given]() -> Result<format::File> { return std::move(*given); }, std::move(done));
+}
+
+void Store::Save(std::string_view slot, FileMaker make, SaveCallback done) {
   impl_->Begin();
   Result<FileName> name = FileName::ForSlot(impl_->options().prefix, slot, Copy::kA);
   if (!name.ok()) {
@@ -1054,18 +1060,25 @@ void Store::Save(std::string_view slot, format::File file, SaveCallback done) {
     return;
   }
   auto job = std::make_shared<SaveJob>(std::string(slot), *name);
-  job->format_version = file.format_version;
-  job->min_reader_version = file.min_reader_version;
-  job->header = std::move(file.header);
   auto self = impl_;
   // The write is queued before the encoding is posted: when the slot's turn comes at once, the
   // worker that encodes then goes on to write (one hand-off), where the other order let a quick
   // worker finish before the turn was taken, and the turn then woke a second worker.
   self->EnqueueWrite(job, std::move(done));
-  // Compression starts now, before the slot's turn.
-  auto chunks = std::make_shared<std::vector<format::Chunk>>(std::move(file.chunks));
-  self->workers_.Post([self, job, chunks] {
-    job->SetEncoded(format::EncodeChunks(std::move(*chunks), self->options().write));
+  // The file is made and compressed now, before the slot's turn. The job's header and versions
+  // are set before SetEncoded publishes the job (under its lock) to the turn that reads them.
+  self->workers_.Post([self, job, make = std::move(make)]() mutable {
+    Result<format::File> file =
+        make ? make() : Result<format::File>(InvalidInputError("no file to save"));
+    make = nullptr;
+    if (!file.ok()) {
+      job->SetEncoded(file.status());
+      return;
+    }
+    job->format_version = file->format_version;
+    job->min_reader_version = file->min_reader_version;
+    job->header = std::move(file->header);
+    job->SetEncoded(format::EncodeChunks(std::move(file->chunks), self->options().write));
   });
 }
 

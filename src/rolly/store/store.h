@@ -188,6 +188,8 @@ class Store {
   using LoadCallback = std::function<void(Result<LoadResult>)>;
   using ListCallback = std::function<void(Result<SlotList>)>;
   using HeaderCallback = std::function<void(Result<format::Header>)>;
+  // Makes a save's file on a worker (Save of a FileMaker).
+  using FileMaker = std::function<Result<format::File>()>;
 
   Store(Backend& backend, WorkerPool& workers, Mailbox& mailbox, StoreOptions options = {});
   ~Store();
@@ -204,6 +206,13 @@ class Store {
   //                  newest save);
   //   NewerVersion   both copies hold saves of a newer version (nothing is written).
   void Save(std::string_view slot, format::File file, SaveCallback done);
+  // As Save of a File, but the file is made by `make`, once, on a worker, right before its chunks
+  // are encoded: what need not run on the game thread (joining a world capture's records into
+  // chunks, world::CapturedWorld::Make) runs there, while the save keeps its place in the slot's
+  // order from this call. `make` must touch nothing the game changes meanwhile; it is destroyed on
+  // a worker. When it fails, the save fails with its status and nothing is written. Statuses as
+  // Save of a File, and those of `make`.
+  void Save(std::string_view slot, FileMaker make, SaveCallback done);
 
   // Loads the newest valid copy of `slot`. `done` gets the file and which copy it came from, or:
   //   NotFound       neither copy exists;

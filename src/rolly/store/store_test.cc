@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -486,6 +487,67 @@ TEST_F(StoreTest, SaveStatuses) {
   ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(store, "s"));
   EXPECT_EQ(loaded.file.header.title, "kept");
   // NewerVersion: NewerVersionCopyIsNeverOverwrittenWhileTheOtherCanTakeTheWrite.
+}
+
+TEST_F(StoreTest, AFileMadeOnAWorkerIsSavedInTheOrderAskedAndItsFailureWritesNothing) {
+  MemoryBackend backend;
+  Store store(backend, workers_, mailbox_);
+  EXPECT_OK(Save(store, "s", MakeFile("first")).status());
+  const std::map<std::string, Bytes> before = Snapshot(backend);
+
+  // A maker that fails: its status is the save's, and nothing is written.
+  std::atomic<int> made_on_game_thread{0};
+  const Result<SaveInfo> failed = Run<Result<SaveInfo>>(store, [&](Store::SaveCallback done) {
+    store.Save(
+        "s",
+        [&]() -> Result<format::File> {
+          if (std::this_thread::get_id() == game_thread_) made_on_game_thread.fetch_add(1);
+          return InvalidDataError("a name is too long");
+        },
+        std::move(done));
+  });
+  EXPECT_THAT(failed, StatusIs(StatusCode::kInvalidData));
+  EXPECT_EQ(Snapshot(backend), before);
+  // No maker at all.
+  const Result<SaveInfo> none = Run<Result<SaveInfo>>(store, [&](Store::SaveCallback done) {
+    store.Save("s", Store::FileMaker(), std::move(done));
+  });
+  EXPECT_THAT(none, StatusIs(StatusCode::kInvalidInput));
+  EXPECT_EQ(Snapshot(backend), before);
+
+  // A maker that waits: a delete asked after its save still runs after it, and a load after both
+  // finds nothing, whichever thread finished first.
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::optional<Result<SaveInfo>> saved;
+  std::optional<Status> deleted;
+  store.Save(
+      "s",
+      [&, released]() -> Result<format::File> {
+        if (std::this_thread::get_id() == game_thread_) made_on_game_thread.fetch_add(1);
+        released.wait();
+        return MakeFile("made late");
+      },
+      [&](Result<SaveInfo> r) {
+        OnGameThread();
+        EXPECT_FALSE(deleted.has_value()) << "the delete was answered before the save";
+        saved.emplace(std::move(r));
+      });
+  store.Delete("s", [&](Status st) {
+    OnGameThread();
+    deleted.emplace(st);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(saved.has_value());
+  EXPECT_FALSE(deleted.has_value());
+  release.set_value();
+  EXPECT_OK(store.FlushFor(kPatience));
+  ASSERT_TRUE(saved.has_value() && deleted.has_value());
+  ASSERT_OK_AND_ASSIGN(const SaveInfo info, *saved);
+  EXPECT_EQ(info.sequence, 2u);
+  EXPECT_OK(*deleted);
+  EXPECT_THAT(Load(store, "s"), StatusIs(StatusCode::kNotFound));
+  EXPECT_EQ(made_on_game_thread.load(), 0) << "a maker ran on the game thread";
 }
 
 TEST_F(StoreTest, LoadStatuses) {

@@ -168,9 +168,6 @@ struct WorldCapture::ChunkState {
   std::vector<Hooked> hooked;
 };
 
-// The captured subjects' IDs (Finish).
-class WorldCapture::GuidSet : public rolly::GuidSet {};
-
 // Where each subject is saved: references between saved objects become record indexes (same
 // chunk) or subject IDs. Objects are found by address in one table (open addressing).
 class WorldCapture::Links : public record::ObjectLinks {
@@ -238,7 +235,8 @@ class WorldCapture::Links : public record::ObjectLinks {
 WorldCapture::WorldCapture(World& world)
     : world_(world),
       live_(world.live_captures_),
-      links_(std::make_unique<Links>(world.registry(), subjects_)) {
+      links_(std::make_unique<Links>(world.registry(), subjects_)),
+      budget_(std::make_unique<record::FileBudget>()) {
   std::lock_guard lock(live_->mutex);
   live_->captures.push_back(this);
 }
@@ -257,7 +255,7 @@ void WorldCapture::Gather() {
     auto c = std::make_unique<ChunkState>();
     c->id = id;
     c->key = std::move(key);
-    c->writer = std::make_unique<record::ChunkWriter>(&budget_);
+    c->writer = std::make_unique<record::ChunkWriter>(budget_.get());
     c->capturer = std::make_unique<record::Capturer>(c->writer.get(), links_.get());
     chunks_.push_back(std::move(c));
     return chunks_.size() - 1;
@@ -491,37 +489,95 @@ Status WorldCapture::Run() {
   return OkStatus();
 }
 
-Result<std::vector<WorldChunk>> WorldCapture::Finish() {
+struct CapturedWorld::Rep {
+  const reflect::TypeRegistry* registry = nullptr;
+  struct Out {
+    ChunkId id{};
+    std::string key;
+    std::unique_ptr<record::ChunkWriter> writer;
+  };
+  std::vector<Out> chunks;
+  // What the writers charge.
+  std::unique_ptr<record::FileBudget> budget;
+  std::vector<WorldCapture::Subject> subjects;
+  // The World's, when the capture was detached: the save it held, its level memory (level and
+  // records), and the levels loaded.
+  std::shared_ptr<const LoadedGame> held;
+  std::vector<std::pair<Name, std::shared_ptr<const LoadedGame>>> memory;
+  std::vector<Name> levels;
+  // A level's capture (World::RememberLevel); none: a save.
+  Name only_level;
+
+  bool Remembers(Name level) const {
+    for (const auto& m : memory) {
+      if (m.first == level) return true;
+    }
+    return false;
+  }
+  // Writes level memory's records into the world chunk (a save's only); notes the actors in them.
+  Status KeepRemembered(GuidSet& captured, GuidSet* remembered_actors);
+  Result<std::vector<WorldChunk>> Make();
+};
+
+CapturedWorld::CapturedWorld(std::unique_ptr<Rep> rep) : rep_(std::move(rep)) {}
+CapturedWorld::CapturedWorld(CapturedWorld&&) noexcept = default;
+CapturedWorld& CapturedWorld::operator=(CapturedWorld&&) noexcept = default;
+CapturedWorld::~CapturedWorld() = default;
+
+Result<std::vector<WorldChunk>> CapturedWorld::Make() {
+  if (!rep_) return InvalidInputError("the captured world was made already");
+  const std::unique_ptr<Rep> rep = std::move(rep_);
+  return rep->Make();
+}
+
+Result<CapturedWorld> WorldCapture::Detach() {
   if (!done()) return InvalidInputError("the capture has subjects left");
-  const reflect::TypeRegistry& registry = world_.registry();
-  const std::shared_ptr<const LoadedGame>& held = world_.held();
-  const bool whole = only_level_.is_none();
-  if (whole) world_.capture_hint_.subjects = subjects_.size();
-  std::vector<Name> levels = world_.host().Levels();
-  std::vector<WorldChunk> out;
-  // What only the steps needed goes first, so the capture does not hold it and what Finish adds
-  // at once.
+  if (detached_) return InvalidInputError("the capture was detached already");
+  detached_ = true;
+  auto rep = std::make_unique<CapturedWorld::Rep>();
+  rep->registry = &world_.registry();
+  rep->only_level = only_level_;
+  if (only_level_.is_none()) world_.capture_hint_.subjects = subjects_.size();
+  rep->levels = world_.host().Levels();
+  rep->held = world_.held();
+  for (const World::LevelMemory& m : world_.level_memory_) rep->memory.emplace_back(m.level, m.records);
+  // What only the steps needed goes now.
   links_.reset();
   section_blocks_ = std::vector<Bytes>();
-  step_sections_ = std::vector<Section>();
+  step_sections_ = std::vector<record::Section>();
+  rep->subjects = std::move(subjects_);
+  subjects_ = std::vector<Subject>();
+  rep->budget = std::move(budget_);
+  for (auto& c : chunks_) rep->chunks.push_back({c->id, c->key, std::move(c->writer)});
+  return CapturedWorld(std::move(rep));
+}
+
+Result<std::vector<WorldChunk>> WorldCapture::Finish() {
+  ROLLY_ASSIGN_OR_RETURN(CapturedWorld captured, Detach());
+  return captured.Make();
+}
+
+Result<std::vector<WorldChunk>> CapturedWorld::Rep::Make() {
+  const bool whole = only_level.is_none();
+  std::vector<WorldChunk> out;
   // Records of the held save whose objects are not there now are written back.
-  if (held || !world_.level_memory_.empty()) {
+  if (held || !memory.empty()) {
     // The subjects captured, and those kept below.
     std::size_t held_records = 0;
     static const std::vector<LoadedGame::Chunk> kNoChunks;
     const std::vector<LoadedGame::Chunk>& held_chunks = held ? held->chunks() : kNoChunks;
     for (const LoadedGame::Chunk& from : held_chunks) held_records += from.payload.size();
-    captured_ids_ = std::make_unique<GuidSet>();
-    captured_ids_->Reserve(subjects_.size() + held_records / 8);
-    for (const Subject& s : subjects_) captured_ids_->Insert(s.id);
-    subjects_ = std::vector<Subject>();
+    GuidSet captured;
+    captured.Reserve(subjects.size() + held_records / 8);
+    for (const WorldCapture::Subject& s : subjects) captured.Insert(s.id);
+    subjects = std::vector<WorldCapture::Subject>();
     // Level memory wins over the held save for its levels (its actors' components too).
     GuidSet remembered_actors;
-    ROLLY_RETURN_IF_ERROR(KeepRemembered(&remembered_actors));
+    ROLLY_RETURN_IF_ERROR(KeepRemembered(captured, &remembered_actors));
     for (const LoadedGame::Chunk& from : held_chunks) {
-      ChunkState* into = nullptr;
-      for (auto& c : chunks_) {
-        if (c->id == from.id && c->key == from.key) into = c.get();
+      Out* into = nullptr;
+      for (Out& c : chunks) {
+        if (c.id == from.id && c.key == from.key) into = &c;
       }
       // A level's capture keeps only the held records of its level (in its map's chunk).
       if (!whole && (into == nullptr || into->id != kWorldChunk)) continue;
@@ -534,8 +590,7 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
       const record::CheckedPayload& records = from.payload;
       for (std::size_t i = 0; i < records.size(); ++i) {
         const Guid subject = records.subject(i);
-        if (!record::IsKnownObjectKind(records.kind(i)) || captured_ids_->Contains(subject))
-          continue;
+        if (!record::IsKnownObjectKind(records.kind(i)) || captured.Contains(subject)) continue;
         Name cls = SavedClass(records.tables(), records.layout(i));
         bool keep = false;
         ByteView section;
@@ -548,19 +603,18 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
             // An actor of a level not loaded now (its tombstone too: nothing else remembers it),
             // or of a class the game does not register. Level memory replaces a level's records.
             // A level's capture keeps its own level's records as a save would.
-            keep =
-                a.ok() && (!level_loaded || (!a->destroyed && registry.FindClass(cls) == nullptr));
+            keep = a.ok() &&
+                   (!level_loaded || (!a->destroyed && registry->FindClass(cls) == nullptr));
             if (!whole) {
-              keep = keep && !a->level.empty() && Name(a->level) == only_level_;
-            } else if (keep && !a->level.empty() && world_.RemembersLevel(Name(a->level))) {
+              keep = keep && !a->level.empty() && Name(a->level) == only_level;
+            } else if (keep && !a->level.empty() && Remembers(Name(a->level))) {
               keep = false;
             }
           } else if (records.Find(i, kComponentSection, &section)) {
             // A component not there now (of a class gone, or not created yet since a load: its
             // record waits for it) stays with its actor.
             Result<ComponentSection> c = DecodeComponent(section);
-            keep = c.ok() && captured_ids_->Contains(c->actor) &&
-                   !remembered_actors.Contains(c->actor);
+            keep = c.ok() && captured.Contains(c->actor) && !remembered_actors.Contains(c->actor);
           }
         } else {
           keep = true;  // a global or a player's part that is not there now
@@ -570,19 +624,17 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
             records.tables(), records.Get(i), &into->writer->tables(), &records, kTableFree);
         if (!moved.ok()) continue;  // a record this version cannot move goes
         ROLLY_RETURN_IF_ERROR(into->writer->Add(*moved));
-        captured_ids_->Insert(subject);
+        captured.Insert(subject);
       }
     }
   }
-  // The subjects and the ID set go before the chunks are joined, which holds each about twice.
-  subjects_ = std::vector<Subject>();
-  captured_ids_.reset();
+  // The subjects go before the chunks are joined, which holds each about twice.
+  subjects = std::vector<WorldCapture::Subject>();
   std::vector<WorldChunk> made;
-  for (auto& c : chunks_) {
-    if (c->writer->record_count() == 0 && c->id != kWorldChunk) continue;
-    made.push_back({c->id, c->key, c->writer->Finish()});
+  for (Out& c : chunks) {
+    if (c.writer->record_count() == 0 && c.id != kWorldChunk) continue;
+    made.push_back({c.id, c.key, c.writer->Finish()});
   }
-
   made.insert(made.end(), std::make_move_iterator(out.begin()), std::make_move_iterator(out.end()));
   return made;
 }
@@ -1259,31 +1311,31 @@ void World::OnComponentCreated(Guid actor, const ComponentView& component) {
 // A component record waiting for its component in a level (held_ or a memory applied it) needs
 // nothing here: the held save holds it too, as every save and level capture since it was held
 // kept it (a load drops the memory and sets a new held save).
-Status WorldCapture::KeepRemembered(GuidSet* remembered_actors) {
-  ChunkState* into = nullptr;
-  for (auto& c : chunks_) {
-    if (c->id == kWorldChunk) into = c.get();
+Status CapturedWorld::Rep::KeepRemembered(GuidSet& captured, GuidSet* remembered_actors) {
+  Out* into = nullptr;
+  for (Out& c : chunks) {
+    if (c.id == kWorldChunk) into = &c;
   }
   if (into == nullptr) return OkStatus();
   auto move = [&](const record::CheckedPayload& from, std::size_t i) -> Status {
     Result<record::Record> moved =
         record::MoveRecord(from.tables(), from.Get(i), &into->writer->tables(), &from, kTableFree);
-    // A record this version cannot move goes, as one of the held save does (Finish).
+    // A record this version cannot move goes, as one of the held save does (Make).
     if (!moved.ok()) return OkStatus();
     ROLLY_RETURN_IF_ERROR(into->writer->Add(*moved));
-    captured_ids_->Insert(from.subject(i));
+    captured.Insert(from.subject(i));
     return OkStatus();
   };
   // A save writes what each level out now remembered (a level's capture finds none: its level is
   // loaded until it is removed, and its memory went when it was added).
-  for (const World::LevelMemory& m : world_.level_memory_) {
-    if (!only_level_.is_none()) break;
-    const LoadedGame::Chunk* from = m.records->Find(kWorldChunk, into->key);
+  for (const auto& m : memory) {
+    if (!only_level.is_none()) break;
+    const LoadedGame::Chunk* from = m.second->Find(kWorldChunk, into->key);
     if (from == nullptr) continue;
     const record::CheckedPayload& records = from->payload;
     for (std::size_t i = 0; i < records.size(); ++i) {
       const Guid subject = records.subject(i);
-      if (!record::IsKnownObjectKind(records.kind(i)) || captured_ids_->Contains(subject)) continue;
+      if (!record::IsKnownObjectKind(records.kind(i)) || captured.Contains(subject)) continue;
       ByteView section;
       if (records.Find(i, kActorSection, &section)) remembered_actors->Insert(subject);
       ROLLY_RETURN_IF_ERROR(move(records, i));

@@ -147,6 +147,28 @@ class LoadedGame {
   std::vector<Chunk> chunks_;
 };
 
+// A finished capture's records, made into chunks off the game thread. WorldCapture::Detach takes
+// them out of the capture (quick, on the game thread); Make joins them into chunks with the
+// records a save keeps of objects not there now (from the save the World holds, and from level
+// memory). Make touches no game object, no host and no World: it may run on any thread while the
+// game plays, once. The registry of the World it came from must outlive it. Move-only.
+class CapturedWorld {
+ public:
+  CapturedWorld(CapturedWorld&&) noexcept;
+  CapturedWorld& operator=(CapturedWorld&&) noexcept;
+  ~CapturedWorld();
+
+  // The chunks: captured records, then the kept ones. InvalidData when a kept record does not
+  // fit the file's bounds. Call once.
+  Result<std::vector<WorldChunk>> Make();
+
+ private:
+  friend class WorldCapture;
+  struct Rep;
+  explicit CapturedWorld(std::unique_ptr<Rep> rep);
+  std::unique_ptr<Rep> rep_;
+};
+
 // A save in progress: the subjects to capture, listed when it began, captured one at a time.
 class WorldCapture {
  public:
@@ -162,7 +184,11 @@ class WorldCapture {
   Status Step();
   // Captures every subject left.
   Status Run();
-  // The chunks: captured records, then the kept ones. Call once, when done().
+  // Takes the captured records out, for CapturedWorld::Make to make into chunks (on a worker).
+  // Call once, when done(): InvalidInput otherwise. The capture keeps what RunSavedHooks and
+  // Forget need.
+  Result<CapturedWorld> Detach();
+  // Detach, then Make, here: the chunks. Call once, when done().
   Result<std::vector<WorldChunk>> Finish();
   // After the write succeeded: OnSaved on the objects captured that the game still has. Right
   // before a subject's hooks run it is looked up again by its identity (an actor by ID, a
@@ -180,14 +206,12 @@ class WorldCapture {
 
  private:
   friend class World;
+  friend class CapturedWorld;
   struct Subject;
   struct ChunkState;
-  class GuidSet;
   class Links;
   explicit WorldCapture(World& world);
   void Gather();
-  // Writes level memory's records into the world chunk (a save's only); notes the actors in them.
-  Status KeepRemembered(GuidSet* remembered_actors);
   // Whether the subject of `h` is still there, as itself (RunSavedHooks).
   struct Hooked;
   bool StillThere(const Hooked& h);
@@ -199,7 +223,8 @@ class WorldCapture {
   std::vector<Subject> subjects_;
   std::vector<std::unique_ptr<ChunkState>> chunks_;
   std::unique_ptr<Links> links_;
-  record::FileBudget budget_;
+  // The chunk writers charge it; it goes with them (Detach).
+  std::unique_ptr<record::FileBudget> budget_;
   std::size_t total_ = 0;
   std::size_t next_ = 0;
   // The world sections of every subject, encoded when it was listed (Subject::section_block), in
@@ -207,9 +232,8 @@ class WorldCapture {
   std::vector<Bytes> section_blocks_;
   std::size_t sections_freed_ = 0;
   std::vector<record::Section> step_sections_;
-  // Made by Finish when records of the held save may be kept.
-  std::unique_ptr<GuidSet> captured_ids_;
   Status gather_error_;
+  bool detached_ = false;
   // A level's capture for level memory (World::OnLevelRemoved): only that level's actors,
   // components and tombstones, and the held save's records of it a save would keep. None: a save.
   Name only_level_;
