@@ -1,6 +1,7 @@
 #include "rolly/world/sections.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <string_view>
 
@@ -87,25 +88,36 @@ void AppendActor(const ActorSection& a, Bytes* out) {
   ByteWriter w(out);
   w.U8(flags);
   if (flags & kLevel) w.LengthPrefixed(a.level);
-  w.F64(t.translation.x);
-  w.F64(t.translation.y);
-  w.F64(t.translation.z);
+  // The fixed-size fields, gathered and appended at once (every actor of a save passes here).
+  std::uint8_t fixed[10 * 8 + 2 * 16];
+  std::size_t n = 0;
+  auto f64 = [&](double v) {
+    StoreU64(fixed + n, std::bit_cast<std::uint64_t>(v));
+    n += 8;
+  };
+  auto guid = [&](Guid g) {  // as WriteGuid
+    StoreU64(fixed + n, g.high());
+    StoreU64(fixed + n + 8, g.low());
+    n += 16;
+  };
+  f64(t.translation.x);
+  f64(t.translation.y);
+  f64(t.translation.z);
   if (rotation) {
-    w.F64(t.rotation.x);
-    w.F64(t.rotation.y);
-    w.F64(t.rotation.z);
-    w.F64(t.rotation.w);
+    f64(t.rotation.x);
+    f64(t.rotation.y);
+    f64(t.rotation.z);
+    f64(t.rotation.w);
   }
   if (scale) {
-    w.F64(t.scale.x);
-    w.F64(t.scale.y);
-    w.F64(t.scale.z);
+    f64(t.scale.x);
+    f64(t.scale.y);
+    f64(t.scale.z);
   }
-  if (flags & kOwner) WriteGuid(w, a.owner);
-  if (flags & kAttached) {
-    WriteGuid(w, a.attach_parent);
-    w.LengthPrefixed(a.attach_socket);
-  }
+  if (flags & kOwner) guid(a.owner);
+  if (flags & kAttached) guid(a.attach_parent);
+  w.Raw(ByteView(fixed, n));
+  if (flags & kAttached) w.LengthPrefixed(a.attach_socket);
 }
 
 Result<ActorSection> DecodeActor(ByteView bytes) {

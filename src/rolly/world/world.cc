@@ -190,6 +190,10 @@ class WorldCapture::Links : public record::ObjectLinks {
       }
     }
   }
+  // Asks for the slot `object` goes to into cache.
+  void Prefetch(const void* object) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[Home(object)], 1);
+  }
   void SetChunk(std::size_t chunk) { chunk_ = chunk; }
 
   std::optional<record::LinkTarget> Locate(const reflect::ClassInfo& cls,
@@ -284,7 +288,6 @@ void WorldCapture::Gather() {
     s.record = ++c.count;
     s.chunk = static_cast<std::uint16_t>(chunk);
     s.kind = kind;
-    if (object) links_->Add(object.ptr, static_cast<std::uint32_t>(subjects_.size()));
     subjects_.push_back(s);
   };
   auto section = [&](record::SectionId id, auto&& append) {
@@ -322,7 +325,6 @@ void WorldCapture::Gather() {
   const Name persistent = levels.empty() ? Name() : levels.front();
   if (!whole) levels.assign(1, only_level_);
   subjects_.reserve(std::max<std::size_t>(hint.subjects, 64));
-  links_->Reserve(subjects_.capacity());
   // Every actor's ID, to find the placed actors destroyed in play; the players' own pawns, which
   // save with their player (with the transform they have now).
   std::vector<Guid> ids;
@@ -400,6 +402,16 @@ void WorldCapture::Gather() {
         }
       }
     }
+  }
+  // Every subject's address, in one pass once all are listed: the table's slots are scattered, so
+  // each is asked into cache a few subjects ahead (a later subject of the same address wins).
+  links_->Reserve(subjects_.size());
+  constexpr std::size_t kAhead = 8;
+  for (std::size_t i = 0; i < subjects_.size(); ++i) {
+    if (i + kAhead < subjects_.size() && subjects_[i + kAhead].object) {
+      links_->Prefetch(subjects_[i + kAhead].object.ptr);
+    }
+    if (subjects_[i].object) links_->Add(subjects_[i].object.ptr, static_cast<std::uint32_t>(i));
   }
   total_ = subjects_.size();
 }
