@@ -10,7 +10,7 @@
 // are saved by the world layer through world::ActorView and world::Host::Place, not as fields.
 //
 // An actor makes its default components in its constructor (Lamp makes its "Bulb"); the scene
-// sets their owner when it takes the actor in. Every object is owned by the scene (actors,
+// sets their owner, and notes each object's registered class, when it takes the actor in. Every object is owned by the scene (actors,
 // globals, players) or by the game instance (its subsystems); game code holds plain pointers and
 // must not keep them past the object's end (DestroyActor, a map change).
 //
@@ -46,6 +46,10 @@ class Component {
   Name name;
   // The actor holding it; set by the scene as the actor is taken in.
   Actor* owner = nullptr;
+  // The component as its registered class (class and address), set by the scene when it takes the
+  // component in; empty for one it has not (the scene then looks the class up). An engine's
+  // objects know their class; the scene's views read it here.
+  world::Object registered;
 };
 
 // A thing in a level: placed by the map or spawned in play.
@@ -88,6 +92,9 @@ class Actor {
   Name attach_socket;
   std::vector<std::unique_ptr<Component>> components;
   bool begun_play = false;
+  // The actor as its registered class, set by the scene when it makes the actor (as
+  // Component::registered).
+  world::Object registered;
 };
 
 // The object that lives for the whole game, across maps; owns the game-instance subsystems.

@@ -465,10 +465,18 @@ world::Object Scene::ObjectOf(const ClassInfo& static_class, const void* object)
   return {r.cls, const_cast<void*>(r.object)};
 }
 
+world::Object Scene::ObjectOf(const Actor& actor) const {
+  return actor.registered ? actor.registered : ObjectOf(*actor_class_, &actor);
+}
+
+world::Object Scene::ObjectOf(const Component& component) const {
+  return component.registered ? component.registered : ObjectOf(*component_class_, &component);
+}
+
 world::ActorView Scene::ViewOf(const Actor& a) const {
   world::ActorView v;
   v.id = a.id;
-  v.object = ObjectOf(*actor_class_, &a);
+  v.object = ObjectOf(a);
   v.level = a.level;
   v.spawned = a.spawned;
   v.saving = a.saving;
@@ -519,7 +527,7 @@ void Scene::ListComponents(const world::ActorView& actor, std::vector<world::Com
                           : FindActor(actor.id);
   if (a == nullptr) return;
   for (const auto& c : a->components)
-    out->push_back({c->name, ObjectOf(*component_class_, c.get())});
+    out->push_back({c->name, ObjectOf(*c)});
 }
 
 void Scene::ListPlayers(std::vector<world::PlayerView>* out) {
@@ -583,7 +591,11 @@ Result<Actor*> Scene::MakeActor(World& world, const ClassInfo& cls, Guid id, Nam
   actor->level = level;
   actor->spawned = spawned;
   actor->transform = transform;
-  for (auto& c : actor->components) c->owner = actor;
+  actor->registered = {&cls, object};
+  for (auto& c : actor->components) {
+    c->owner = actor;
+    if (component_class_ != nullptr) c->registered = ObjectOf(*component_class_, c.get());
+  }
   const std::uint64_t seq = world.next_seq++;
   world.actors.emplace_back(seq, std::unique_ptr<Actor>(actor));
   world.by_id.Put(id, std::make_pair(seq, actor));
@@ -747,6 +759,7 @@ Status Scene::BuildLevelActors(World& world, Name level, bool resolve_references
         c = static_cast<Component*>(TypeRegistry::Upcast(*cs.cls, object, *component_class));
         c->name = cs.name;
         c->owner = a;
+        c->registered = {cs.cls, object};
         a->components.emplace_back(c);
       }
       world::Object o = ObjectOf(*component_class, c);
@@ -974,6 +987,7 @@ Result<Component*> Scene::AddComponent(Guid actor, Name name, Name cls) {
   auto* c = static_cast<Component*>(TypeRegistry::Upcast(*info, object, *component_class));
   c->name = name;
   c->owner = a;
+  c->registered = {info, object};
   a->components.emplace_back(c);
   if (events_ && !world_->deferred.count(actor))
     events_->OnComponentCreated(actor, {name, {info, object}});

@@ -220,6 +220,9 @@ class Scene : public world::Host {
   void ClearReferencesTo(const std::unordered_set<const Actor*>& gone);
   world::ActorView ViewOf(const Actor& actor) const;
   world::Object ObjectOf(const reflect::ClassInfo& static_class, const void* object) const;
+  // The object as its registered class: as noted when the scene took it in, else looked up.
+  world::Object ObjectOf(const Actor& actor) const;
+  world::Object ObjectOf(const Component& component) const;
 
   const reflect::TypeRegistry& registry_;
   const reflect::ClassInfo* actor_class_;  // null when RegisterSceneTypes did not run
