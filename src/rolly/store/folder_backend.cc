@@ -70,7 +70,14 @@ Status FolderBackend::EnsureFolder() {
 
 void FolderBackend::RemoveTemp(const std::string& temp) {
   const Status s = fs_->Remove(temp);
-  if (!s.ok() && s.code() != StatusCode::kNotFound) stale_temp_ = temp;
+  if (!s.ok() && s.code() != StatusCode::kNotFound &&
+      std::find(stale_temps_.begin(), stale_temps_.end(), temp) == stale_temps_.end()) {
+    stale_temps_.push_back(temp);
+  }
+}
+
+void FolderBackend::RemoveStaleTemps() {
+  for (const std::string& temp : std::exchange(stale_temps_, {})) RemoveTemp(temp);
 }
 
 Status FolderBackend::WriteTemp(const std::string& temp, const std::vector<Bytes>& pieces,
@@ -95,10 +102,6 @@ Status FolderBackend::WriteTemp(const std::string& temp, const std::vector<Bytes
 Status FolderBackend::DoWrite(const FileName& name, const std::vector<Bytes>& pieces,
                               LateFront* front) {
   ROLLY_RETURN_IF_ERROR(EnsureFolder());
-  if (stale_temp_) {
-    const std::string stale = *std::exchange(stale_temp_, std::nullopt);
-    RemoveTemp(stale);
-  }
   // The check is advisory: a file system that cannot say (statvfs failing) still gets the write,
   // which answers NoSpace itself if the disk is full.
   std::uint64_t size = front != nullptr ? front->size() : 0;
@@ -156,6 +159,7 @@ void FolderBackend::StartWritePieces(const FileName& name, std::vector<Bytes> pi
   io_.Post([this, name, pieces = std::move(pieces), done = std::move(done)] {
     const Status written = DoWrite(name, pieces);
     done(Only(written, {StatusCode::kNoSpace}));
+    RemoveStaleTemps();
     // An index is not flushed (see DoWrite). Once its writer has the answer, the system is asked
     // to start writing it out, so the next save's fsync normally flushes it to the disk too.
     if (written.ok() && name.kind() == FileKind::kIndex) fs_->StartWriteBack(PathOf(name));
@@ -171,6 +175,7 @@ void FolderBackend::StartWriteLateFront(const FileName& name, std::shared_ptr<La
     // writer may be reading `rest` until then.
     front->Wait();
     done(Only(written, {StatusCode::kNoSpace}));
+    RemoveStaleTemps();
     if (written.ok() && name.kind() == FileKind::kIndex) fs_->StartWriteBack(PathOf(name));
   });
 }

@@ -120,12 +120,15 @@ class FolderBackend : public Backend {
   Status WriteTemp(const std::string& temp, const std::vector<Bytes>& pieces, LateFront* front);
   Status OverwriteInPlace(const std::string& path, const std::vector<Bytes>& pieces);
   void RemoveTemp(const std::string& temp);
+  // Tries again to remove the temporary files failed writes left (after a write has answered, so
+  // no unlink is ever on a save's way to its answer).
+  void RemoveStaleTemps();
 
   const std::string folder_;
   const std::shared_ptr<FileSystem> fs_;
   const std::uint64_t margin_;
   bool folder_ready_ = false;            // the folder was seen to exist or was made
-  std::optional<std::string> stale_temp_;  // a temporary file a failed write could not remove
+  std::vector<std::string> stale_temps_;  // temporary files failed writes could not remove
   // Last, so it is destroyed first: its destructor runs the tasks still queued, which use the
   // members above.
   WorkerPool io_;

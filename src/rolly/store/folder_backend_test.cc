@@ -159,6 +159,23 @@ TEST_F(FolderBackendTest, WriteLeavesNoTemporaryFile) {
   EXPECT_THAT(Entries(fs, dir_.path()), ElementsAre("rolly.slot.s.a.rsav"));
 }
 
+TEST_F(FolderBackendTest, ATemporaryFileAFailedWriteLeftGoesAfterTheNextWriteAnswered) {
+  auto sim = std::make_shared<SimulatedFileSystem>();
+  FolderBackend backend("/saves", FolderBackendOptions{sim});
+  ASSERT_OK(WriteNow(backend, Slot("b"), BytesOf("b")));
+  // The write of "a" fails at its fsync, and so does the removal of its temporary file after.
+  sim->FailAfterStep(sim->steps() + 3);
+  EXPECT_THAT(WriteNow(backend, Slot("a"), PatternBytes(100, 1)),
+              StatusIs(StatusCode::kStorageFailed));
+  sim->ClearFailure();
+  EXPECT_THAT(Entries(*sim, "/saves"),
+              ElementsAre("rolly.slot.a.a.rsav.tmp", "rolly.slot.b.a.rsav"));
+  // The next write (of another file) answers first, then removes it: never on a write's way.
+  ASSERT_OK(WriteNow(backend, Slot("b"), BytesOf("b2")));
+  Settle(backend);
+  EXPECT_THAT(Entries(*sim, "/saves"), ElementsAre("rolly.slot.b.a.rsav"));
+}
+
 TEST_F(FolderBackendTest, CallbacksRunOnTheIoThreadNotTheCaller) {
   FolderBackend backend(dir_.path());
   std::promise<std::thread::id> answered;
