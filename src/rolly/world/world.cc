@@ -135,6 +135,8 @@ struct WorldCapture::Subject {
 
 // How many subjects ahead a step asks for the object's saved fields.
 constexpr std::size_t kPrefetchAhead = 4;
+// How many entries ahead a pass filling or probing a hash table asks for the slot.
+constexpr std::size_t kSlotAhead = 8;
 // The capture's world sections are kept in blocks, let go of as the steps pass them; a subject's
 // sections (a few KiB at most: names are at most 1,024 bytes) start a new block when less than
 // kSectionRoom is left.
@@ -364,13 +366,18 @@ void WorldCapture::Gather() {
     }
   };
   for (Name level : levels) host.VisitActors(level, visit);
-  // The placed actors the map made and the world lacks now: both lists sorted by ID.
-  std::sort(ids.begin(), ids.end());
-  auto live = ids.begin();
-  for (const World::PlacedActor& placed : world_.placed_) {
+  // The placed actors the map made and the world lacks now: each actor there is looked up among
+  // the placed ones (slots asked into cache a few ahead), then the placed ones not seen go, in ID
+  // order.
+  std::vector<bool> seen(world_.placed_.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i + kSlotAhead < ids.size()) world_.placed_index_.Prefetch(ids[i + kSlotAhead]);
+    if (const std::uint32_t* at = world_.placed_index_.Find(ids[i])) seen[*at] = true;
+  }
+  for (std::size_t k = 0; k < world_.placed_.size(); ++k) {
+    const World::PlacedActor& placed = world_.placed_[k];
     if (!whole && placed.level != only_level_) continue;
-    while (live != ids.end() && *live < placed.id) ++live;
-    if (live != ids.end() && *live == placed.id) continue;
+    if (seen[k]) continue;
     ActorSection actor;
     actor.destroyed = true;
     if (placed.level != persistent) actor.level = placed.level.view();
@@ -406,10 +413,9 @@ void WorldCapture::Gather() {
   // Every subject's address, in one pass once all are listed: the table's slots are scattered, so
   // each is asked into cache a few subjects ahead (a later subject of the same address wins).
   links_->Reserve(subjects_.size());
-  constexpr std::size_t kAhead = 8;
   for (std::size_t i = 0; i < subjects_.size(); ++i) {
-    if (i + kAhead < subjects_.size() && subjects_[i + kAhead].object) {
-      links_->Prefetch(subjects_[i + kAhead].object.ptr);
+    if (i + kSlotAhead < subjects_.size() && subjects_[i + kSlotAhead].object) {
+      links_->Prefetch(subjects_[i + kSlotAhead].object.ptr);
     }
     if (subjects_[i].object) links_->Add(subjects_[i].object.ptr, static_cast<std::uint32_t>(i));
   }
@@ -1231,6 +1237,15 @@ void World::NotePlacedActors(Name level) {
     placed_[kept++] = placed_[i];
   }
   placed_.resize(kept);
+  IndexPlaced();
+}
+
+void World::IndexPlaced() {
+  placed_index_ = GuidMap<std::uint32_t>();
+  placed_index_.Reserve(placed_.size());
+  for (std::size_t i = 0; i < placed_.size(); ++i) {
+    placed_index_.Put(placed_[i].id, static_cast<std::uint32_t>(i));
+  }
 }
 
 void World::OnActorsInitialized() {
@@ -1246,6 +1261,7 @@ void World::OnActorsInitialized() {
     }
   }
   placed_.clear();
+  IndexPlaced();
   waiting_.clear();
   level_memory_.clear();  // the levels it remembered belong to the world that went
   for (Name level : host_.Levels()) NotePlacedActors(level);
@@ -1284,6 +1300,7 @@ void World::OnLevelAdded(Name level) {
 void World::OnLevelRemoved(Name level) {
   RememberLevel(level);  // first: its tombstones are the placed actors noted below
   std::erase_if(placed_, [&](const PlacedActor& p) { return p.level == level; });
+  IndexPlaced();
   // A save still writing captured the level's actors: their OnSaved hooks must not run, even on
   // actors made again at the same addresses with the same IDs when the level comes back.
   std::lock_guard lock(live_captures_->mutex);

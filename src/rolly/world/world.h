@@ -51,6 +51,7 @@
 
 #include "rolly/core/bytes.h"
 #include "rolly/core/guid.h"
+#include "rolly/core/guid_map.h"
 #include "rolly/core/name.h"
 #include "rolly/core/status.h"
 #include "rolly/record/capture.h"
@@ -344,6 +345,9 @@ class World : public HostEvents {
     Name level;
   };
   std::vector<PlacedActor> placed_;
+  // Each placed actor's index in placed_, by ID (IndexPlaced, after every change of placed_).
+  GuidMap<std::uint32_t> placed_index_;
+  void IndexPlaced();
   std::shared_ptr<const LoadedGame> held_;
   // The captures alive now (a save keeps its capture until the write ends, for OnSaved): a level
   // removed meanwhile makes them forget its objects. Shared with the captures, so one that
