@@ -1,5 +1,7 @@
 #include "rolly/game/save_system.h"
 
+#include <condition_variable>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -45,6 +47,13 @@ std::string_view LoadStageName(LoadStage stage) {
   return "?";
 }
 
+struct SaveSystem::Makers {
+  std::mutex mutex;
+  std::condition_variable idle;
+  int running = 0;
+  bool closed = false;
+};
+
 struct SaveSystem::LoadState {
   std::string slot;
   LoadOptions options;
@@ -59,9 +68,16 @@ SaveSystem::SaveSystem(store::Store& store, world::Host& host,
                        WorkerPool& workers)
     : store_(store), host_(host), registry_(registry), mailbox_(mailbox), workers_(workers),
       world_(std::make_unique<world::World>(host, registry)),
-      game_thread_(std::this_thread::get_id()), worker_jobs_(std::make_shared<int>(0)) {}
+      game_thread_(std::this_thread::get_id()), worker_jobs_(std::make_shared<int>(0)),
+      makers_(std::make_shared<Makers>()) {}
 
 SaveSystem::~SaveSystem() {
+  // A save's chunks still being made read the registry, which need only outlive this system.
+  {
+    std::unique_lock lock(makers_->mutex);
+    makers_->closed = true;
+    makers_->idle.wait(lock, [this] { return makers_->running == 0; });
+  }
   // Results still on their way find the system gone: they check this token.
   worker_jobs_.reset();
   workers_.WaitUntilIdle();
@@ -130,8 +146,19 @@ void SaveSystem::Save(std::string_view slot, const SaveOptions& options, SaveCal
   // are not the game thread's work.
   auto made = std::make_shared<world::CapturedWorld>(*std::move(detached));
   auto saved = std::make_shared<std::vector<world::WorldChunk>>();
-  auto make = [made, saved, header = std::move(header)]() -> Result<format::File> {
-    ROLLY_ASSIGN_OR_RETURN(std::vector<world::WorldChunk> chunks, made->Make());
+  auto make = [made, saved, header = std::move(header),
+               makers = makers_]() -> Result<format::File> {
+    {
+      std::lock_guard lock(makers->mutex);
+      if (makers->closed) return CancelledError("the save system was destroyed");
+      ++makers->running;
+    }
+    Result<std::vector<world::WorldChunk>> made_chunks = made->Make();
+    {
+      std::lock_guard lock(makers->mutex);
+      if (--makers->running == 0) makers->idle.notify_all();
+    }
+    ROLLY_ASSIGN_OR_RETURN(std::vector<world::WorldChunk> chunks, std::move(made_chunks));
     format::File file;
     file.header = header;
     for (world::WorldChunk& c : chunks) {

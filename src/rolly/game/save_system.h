@@ -1,5 +1,5 @@
 // SaveSystem: what a game talks to. Save(slot) captures the world on the game thread and hands the
-// file to the store, which compresses and writes it on workers; Load(slot) reads and checks a save
+// capture to the store, which makes the file, compresses and writes it on workers; Load(slot) reads and checks a save
 // on workers, then opens its map (or keeps the current one) and sets every value on the game
 // thread. Results and events reach the game when it calls Tick() each frame.
 //
@@ -30,7 +30,10 @@
 // in play (world.h).
 //
 // Thread rules: construct, call and destroy on the game thread (the thread that constructed it);
-// the store, host, registry, mailbox and workers outlive it.
+// the store, host, registry, mailbox and workers outlive it. Save captures on the game thread;
+// the chunks are made from the capture on the store's worker (world::CapturedWorld). Destroying
+// the system waits for chunks being made; a save whose chunks were not started by then writes
+// nothing, and no callback of it runs.
 
 #ifndef ROLLY_GAME_SAVE_SYSTEM_H_
 #define ROLLY_GAME_SAVE_SYSTEM_H_
@@ -140,6 +143,7 @@ class SaveSystem {
 
  private:
   struct LoadState;
+  struct Makers;
   Status Gate(std::string_view slot, bool is_save) const;
   void Fail(std::function<void()> step);
   void Progress(LoadStage stage);
@@ -157,6 +161,9 @@ class SaveSystem {
   int saves_running_ = 0;
   // Work posted to workers whose results have not reached the mailbox yet.
   std::shared_ptr<int> worker_jobs_;
+  // The saves' chunks being made on the store's worker (they read the registry): the destructor
+  // waits for them, and those not started by then make nothing.
+  std::shared_ptr<Makers> makers_;
 };
 
 }  // namespace rolly::game

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -818,6 +819,36 @@ TEST_F(SaveLoadTest, ACapturedWorldIsDetachedOnceAndMadeOnceOnAnyThread) {
     EXPECT_EQ((*made)[i].payload, want[i].payload) << "chunk " << i;
   }
   cap->Forget();
+}
+
+// A save system destroyed while its save's chunks wait for a worker: they are never made (making
+// them reads the registry, which need only outlive the system), nothing is written, and no
+// callback reaches the system that went.
+TEST_F(SaveLoadTest, ASaveSystemDestroyedBeforeItsChunksAreMadeWritesNothing) {
+  Scene scene(*registry_);
+  store::Store store(backend_, workers_, mailbox_);
+  auto saves = std::make_unique<game::SaveSystem>(store, scene, *registry_, mailbox_, workers_);
+  scene.AddMap(kSmallMap, SmallMap());
+  ASSERT_OK(scene.Start(kSmallMap));
+  // Both workers are held until well after the system is destroyed.
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  for (int i = 0; i < 2; ++i) workers_.Post([released] { released.wait(); });
+  bool called = false;
+  saves->Save("gone", {}, [&](Result<SaveOutcome>) { called = true; });
+  std::thread releaser([&release] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    release.set_value();
+  });
+  saves.reset();  // waits for the workers (the system's own rule), which then make nothing
+  releaser.join();
+  ASSERT_OK(store.FlushFor(std::chrono::seconds(20)));
+  EXPECT_FALSE(called);
+  std::optional<Status> loaded;
+  store.Load("gone", [&](Result<store::LoadResult> r) { loaded = r.status(); });
+  ASSERT_OK(store.FlushFor(std::chrono::seconds(20)));
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_THAT(*loaded, StatusIs(StatusCode::kNotFound));
 }
 
 TEST_F(SaveLoadTest, RecordsOfAbsentObjectsAreKeptAndWrittenBack) {
