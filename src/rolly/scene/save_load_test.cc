@@ -150,6 +150,50 @@ class HookedCrate : public Crate {
   std::function<void()> on_saved;
 };
 
+// Host-listed globals and a player part with OnSaved hooks: a world subsystem (gone with its map),
+// a game-instance subsystem (outlives every map) and a player controller.
+class HookedWeather : public Weather {
+ public:
+  void Saved() {
+    if (g_saved) g_saved->push_back(this);
+    ++saved;
+  }
+  int saved = 0;
+};
+class HookedJournal : public Subsystem {
+ public:
+  void Saved() {
+    if (g_saved) g_saved->push_back(this);
+    ++saved;
+  }
+  std::int32_t pages = 0;
+  int saved = 0;
+};
+class HookedController : public SamplePlayerController {
+ public:
+  void Saved() {
+    if (g_saved) g_saved->push_back(this);
+    ++saved;
+  }
+  int saved = 0;
+};
+
+// An entry owned through a saved field, with an OnSaved hook its owner's class lacks.
+class LedgerEntry {
+ public:
+  virtual ~LedgerEntry() = default;
+  void Saved() {
+    if (g_saved) g_saved->push_back(this);
+    ++saved;
+  }
+  std::int32_t amount = 0;
+  int saved = 0;
+};
+class Ledger : public Actor {
+ public:
+  std::unique_ptr<LedgerEntry> entry;
+};
+
 std::unique_ptr<reflect::TypeRegistry> MakeRegistry(bool with_statue = true,
                                                     bool with_test_classes = true) {
   auto r = std::make_unique<reflect::TypeRegistry>();
@@ -164,6 +208,18 @@ std::unique_ptr<reflect::TypeRegistry> MakeRegistry(bool with_statue = true,
     r->Class<Weather>("Weather").Base<WorldSubsystem>().Field("Rain", &Weather::rain,
                                                               reflect::kSaveGame);
     r->Class<WatchedCrate>("WatchedCrate").Base<Crate>();
+    r->Class<HookedWeather>("HookedWeather").Base<Weather>().OnSaved(&HookedWeather::Saved);
+    r->Class<HookedJournal>("HookedJournal")
+        .Base<Subsystem>()
+        .Field("Pages", &HookedJournal::pages, reflect::kSaveGame)
+        .OnSaved(&HookedJournal::Saved);
+    r->Class<HookedController>("HookedController")
+        .Base<SamplePlayerController>()
+        .OnSaved(&HookedController::Saved);
+    r->Class<LedgerEntry>("LedgerEntry")
+        .Field("Amount", &LedgerEntry::amount, reflect::kSaveGame)
+        .OnSaved(&LedgerEntry::Saved);
+    r->Class<Ledger>("Ledger").Base<Actor>().Field("Entry", &Ledger::entry, reflect::kSaveGame);
     r->Class<HookedCrate>("HookedCrate")
         .Base<Crate>()
         .OnPreSave(&HookedCrate::PreSave)
@@ -219,6 +275,11 @@ struct SmallMapOptions {
   // The statue's class and field.
   std::string statue_class = "Statue";
   std::string statue_field = "Polish";
+  // The world subsystem's class (when `weather`), a second game-instance subsystem's (none when
+  // empty), and the player controller's.
+  std::string weather_class = "Weather";
+  std::string journal_class = "";
+  std::string controller_class = "SamplePlayerController";
 };
 
 // A small map: a door, a character, a chest, a statue (optional), a crate in the "Cellar"
@@ -245,13 +306,14 @@ std::string SmallMap(const SmallMapOptions& o = {}) {
   return std::string(R"({
   "name": "small",
   "levels": [{"name": "Persistent"}, {"name": "Cellar", "loaded": false}],
-  "game_instance": {"class": "GameInstance", "subsystems": ["QuestLog"]},
+  "game_instance": {"class": "GameInstance", "subsystems": ["QuestLog")" +
+         (o.journal_class.empty() ? "" : ", \"" + o.journal_class + "\"") + R"(]},
   "game_mode": "SampleGameMode",
   "game_state": "SampleGameState",
   "world_subsystems": )") +
-         (o.weather ? R"(["Weather"])" : "[]") + R"(,
+         (o.weather ? "[\"" + o.weather_class + "\"]" : "[]") + R"(,
   "level_script": "LevelScript",
-  "players": [{"controller": "SamplePlayerController", "pawn": "SamplePawn",
+  "players": [{"controller": ")" + o.controller_class + R"(", "pawn": "SamplePawn",
                "player_state": "SamplePlayerState"}],
   "actors": [
     )" + actors +
@@ -1513,6 +1575,74 @@ TEST_F(SaveLoadTest, AMapOpenedWhileTheSaveIsWrittenEndsTheOldWorldsHooks) {
   ASSERT_OK(got->status());
   EXPECT_THAT(saved, Not(Contains(crate_at)));
   EXPECT_EQ(stays.saved, 1);
+}
+
+// Host-listed globals are found again by role and class, player parts by index and part: a map
+// opened while the save is written ends the hooks of the old world's subsystems and players'
+// parts (the host made new ones), not those of the game instance's subsystems.
+TEST_F(SaveLoadTest, AMapOpenedWhileTheSaveIsWrittenEndsTheHooksOfItsGlobalsAndPlayers) {
+  auto g = NewGame();
+  g->scene.AddMap(kSmallMap, SmallMap({.weather_class = "HookedWeather",
+                                       .journal_class = "HookedJournal",
+                                       .controller_class = "HookedController"}));
+  ASSERT_OK(g->scene.Start(kSmallMap));
+  auto* weather = g->scene.GetWorldSubsystem<HookedWeather>();
+  auto* journal = g->scene.GetSubsystem<HookedJournal>();
+  ASSERT_EQ(g->scene.players().size(), 1u);
+  auto* controller = dynamic_cast<HookedController*>(g->scene.players()[0].controller);
+  ASSERT_NE(weather, nullptr);
+  ASSERT_NE(journal, nullptr);
+  ASSERT_NE(controller, nullptr);
+  // Nothing in the way: each gets its hook once.
+  ASSERT_OK(SaveNow(*g, "m"));
+  EXPECT_EQ(weather->saved, 1);
+  EXPECT_EQ(journal->saved, 1);
+  EXPECT_EQ(controller->saved, 1);
+
+  const void* weather_at = weather;
+  const void* controller_at = controller;
+  std::vector<const void*> saved;
+  g_saved = &saved;
+  std::optional<Result<SaveOutcome>> got;
+  g->saves.Save("m", {}, [&](Result<SaveOutcome> r) { got.emplace(std::move(r)); });
+  ASSERT_FALSE(got.has_value()) << "the save is still being written";
+  ASSERT_OK(g->scene.OpenMap(kSmallMap));
+  ASSERT_OK(g->saves.Flush(Deadline()));
+  g_saved = nullptr;
+  ASSERT_TRUE(got.has_value());
+  ASSERT_OK(got->status());
+  EXPECT_EQ(journal->saved, 2) << "the game instance's subsystem outlives the map";
+  EXPECT_THAT(saved, ElementsAre(journal));
+  EXPECT_THAT(saved, Not(Contains(weather_at)));
+  EXPECT_THAT(saved, Not(Contains(controller_at)));
+  EXPECT_EQ(g->scene.GetWorldSubsystem<HookedWeather>()->saved, 0) << "not captured";
+  EXPECT_EQ(dynamic_cast<HookedController*>(g->scene.players()[0].controller)->saved, 0);
+}
+
+// An object owned through a saved field whose class has an OnSaved hook its owner's lacks: its
+// hook runs once the write ends, and not when its owner was destroyed meanwhile.
+TEST_F(SaveLoadTest, AnOwnedObjectsSavedHookRunsOnlyWhileItsOwnerIsThere) {
+  auto g = NewGame();
+  ASSERT_OK(g->scene.Start(kSmallMap));
+  ASSERT_OK_AND_ASSIGN(Ledger * kept, g->scene.SpawnActor<Ledger>());
+  ASSERT_OK_AND_ASSIGN(Ledger * doomed, g->scene.SpawnActor<Ledger>());
+  kept->entry = std::make_unique<LedgerEntry>();
+  doomed->entry = std::make_unique<LedgerEntry>();
+  const LedgerEntry* kept_entry = kept->entry.get();
+  const void* doomed_entry = doomed->entry.get();
+  std::vector<const void*> saved;
+  g_saved = &saved;
+  std::optional<Result<SaveOutcome>> got;
+  g->saves.Save("o", {}, [&](Result<SaveOutcome> r) { got.emplace(std::move(r)); });
+  ASSERT_FALSE(got.has_value()) << "the save is still being written";
+  g->scene.DestroyActor(doomed->id);
+  ASSERT_OK(g->saves.Flush(Deadline()));
+  g_saved = nullptr;
+  ASSERT_TRUE(got.has_value());
+  ASSERT_OK(got->status());
+  EXPECT_EQ(kept_entry->saved, 1);
+  EXPECT_THAT(saved, ElementsAre(kept_entry));
+  EXPECT_THAT(saved, Not(Contains(doomed_entry)));
 }
 
 // --- 6. Events ---------------------------------------------------------------------------------
