@@ -367,17 +367,24 @@ void WorldCapture::Gather() {
   };
   for (Name level : levels) host.VisitActors(level, visit);
   // The placed actors the map made and the world lacks now: each actor there is looked up among
-  // the placed ones (slots asked into cache a few ahead), then the placed ones not seen go, in ID
+  // the placed ones (slots asked into cache a few ahead); the placed ones not seen go, in ID
   // order.
   std::vector<bool> seen(world_.placed_.size());
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (i + kSlotAhead < ids.size()) world_.placed_index_.Prefetch(ids[i + kSlotAhead]);
     if (const std::uint32_t* at = world_.placed_index_.Find(ids[i])) seen[*at] = true;
   }
+  std::vector<const World::PlacedActor*> gone;
   for (std::size_t k = 0; k < world_.placed_.size(); ++k) {
     const World::PlacedActor& placed = world_.placed_[k];
+    if (seen[k] || placed.id.is_none()) continue;
     if (!whole && placed.level != only_level_) continue;
-    if (seen[k]) continue;
+    gone.push_back(&placed);
+  }
+  std::sort(gone.begin(), gone.end(),
+            [](const World::PlacedActor* x, const World::PlacedActor* y) { return x->id < y->id; });
+  for (const World::PlacedActor* p : gone) {
+    const World::PlacedActor& placed = *p;
     ActorSection actor;
     actor.destroyed = true;
     if (placed.level != persistent) actor.level = placed.level.view();
@@ -1219,33 +1226,25 @@ void World::CancelPendingApply() {
 }
 
 void World::NotePlacedActors(Name level) {
-  const std::size_t before = placed_.size();
+  // One entry per ID: of equal IDs the one noted last wins.
   host_.VisitActors(level, [this](const ActorView& a) {
-    if (!a.spawned && !a.player_pawn && a.object) {
-      placed_.push_back({a.id, a.object.cls->name(), a.level});
+    if (a.spawned || a.player_pawn || !a.object || a.id.is_none()) return;
+    const PlacedActor placed{a.id, a.object.cls->name(), a.level};
+    if (const std::uint32_t* at = placed_index_.Find(a.id)) {
+      placed_[*at] = placed;
+      return;
     }
+    std::uint32_t slot;
+    if (!placed_free_.empty()) {
+      slot = placed_free_.back();
+      placed_free_.pop_back();
+      placed_[slot] = placed;
+    } else {
+      slot = static_cast<std::uint32_t>(placed_.size());
+      placed_.push_back(placed);
+    }
+    placed_index_.Put(a.id, slot);
   });
-  // Kept sorted by ID (a save walks it beside its sorted list of live IDs), one entry per ID: of
-  // equal IDs the one noted last wins (the merge is stable, so it is the last of its run).
-  auto by_id = [](const PlacedActor& x, const PlacedActor& y) { return x.id < y.id; };
-  std::stable_sort(placed_.begin() + static_cast<std::ptrdiff_t>(before), placed_.end(), by_id);
-  std::inplace_merge(placed_.begin(), placed_.begin() + static_cast<std::ptrdiff_t>(before),
-                     placed_.end(), by_id);
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < placed_.size(); ++i) {
-    if (i + 1 < placed_.size() && placed_[i + 1].id == placed_[i].id) continue;
-    placed_[kept++] = placed_[i];
-  }
-  placed_.resize(kept);
-  IndexPlaced();
-}
-
-void World::IndexPlaced() {
-  placed_index_ = GuidMap<std::uint32_t>();
-  placed_index_.Reserve(placed_.size());
-  for (std::size_t i = 0; i < placed_.size(); ++i) {
-    placed_index_.Put(placed_[i].id, static_cast<std::uint32_t>(i));
-  }
 }
 
 void World::OnActorsInitialized() {
@@ -1261,7 +1260,8 @@ void World::OnActorsInitialized() {
     }
   }
   placed_.clear();
-  IndexPlaced();
+  placed_free_.clear();
+  placed_index_ = GuidMap<std::uint32_t>();
   waiting_.clear();
   level_memory_.clear();  // the levels it remembered belong to the world that went
   for (Name level : host_.Levels()) NotePlacedActors(level);
@@ -1299,8 +1299,13 @@ void World::OnLevelAdded(Name level) {
 
 void World::OnLevelRemoved(Name level) {
   RememberLevel(level);  // first: its tombstones are the placed actors noted below
-  std::erase_if(placed_, [&](const PlacedActor& p) { return p.level == level; });
-  IndexPlaced();
+  for (std::size_t k = 0; k < placed_.size(); ++k) {
+    PlacedActor& p = placed_[k];
+    if (p.id.is_none() || p.level != level) continue;
+    placed_index_.Erase(p.id);
+    p = PlacedActor{};
+    placed_free_.push_back(static_cast<std::uint32_t>(k));
+  }
   // A save still writing captured the level's actors: their OnSaved hooks must not run, even on
   // actors made again at the same addresses with the same IDs when the level comes back.
   std::lock_guard lock(live_captures_->mutex);

@@ -338,16 +338,18 @@ class World : public HostEvents {
   const reflect::TypeRegistry& registry_;
   CaptureHint capture_hint_;
   std::map<Name, Object> registered_;
-  // Placed actors of the loaded levels (ID, class name, level), sorted by ID.
+  // Placed actors of the loaded levels (ID, class name, level), one per ID, in slots that keep
+  // their place: a level added or removed changes only its own actors' entries. A free slot's ID
+  // is none (its index is in placed_free_).
   struct PlacedActor {
     Guid id;
     Name cls;
     Name level;
   };
   std::vector<PlacedActor> placed_;
-  // Each placed actor's index in placed_, by ID (IndexPlaced, after every change of placed_).
+  std::vector<std::uint32_t> placed_free_;
+  // Each placed actor's slot, by ID.
   GuidMap<std::uint32_t> placed_index_;
-  void IndexPlaced();
   std::shared_ptr<const LoadedGame> held_;
   // The captures alive now (a save keeps its capture until the write ends, for OnSaved): a level
   // removed meanwhile makes them forget its objects. Shared with the captures, so one that
