@@ -14,6 +14,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -851,6 +852,51 @@ TEST_F(SaveLoadTest, ReferencesBetweenCharactersResolve) {
 
 // --- 3. Records of absent objects are kept and written back ------------------------------------
 
+// ACTR is permanent (sections.h): every optional field at once, byte for byte as documented
+// (u64 and f64 little-endian, a GUID as its high then its low u64), and back.
+TEST(ActorSectionTest, EveryFieldIsWrittenInTheDocumentedForm) {
+  world::ActorSection a;
+  a.spawned = true;
+  a.level = "Cellar";
+  a.transform.translation = {1.5, -2.0, 3.25};
+  a.transform.rotation = {0.5, 0.5, 0.5, 0.5};
+  a.transform.scale = {2.0, 3.0, 4.0};
+  a.owner = Guid(0x0102030405060708ull, 0x1112131415161718ull);
+  a.attach_parent = Guid(0x2122232425262728ull, 0x3132333435363738ull);
+  a.attach_socket = "hand_r";
+  Bytes want;
+  auto u64 = [&](std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) want.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  };
+  auto f64 = [&](double d) { u64(std::bit_cast<std::uint64_t>(d)); };
+  auto text = [&](std::string_view t) {
+    want.push_back(static_cast<std::uint8_t>(t.size()));  // a one-byte varint here
+    want.insert(want.end(), t.begin(), t.end());
+  };
+  want.push_back(1 | 4 | 8 | 16 | 32 | 64);
+  text("Cellar");
+  for (double d : {1.5, -2.0, 3.25, 0.5, 0.5, 0.5, 0.5, 2.0, 3.0, 4.0}) f64(d);
+  u64(0x0102030405060708ull);
+  u64(0x1112131415161718ull);
+  u64(0x2122232425262728ull);
+  u64(0x3132333435363738ull);
+  text("hand_r");
+  EXPECT_EQ(world::EncodeActor(a), want);
+  Bytes appended = {0xAA};
+  world::AppendActor(a, &appended);
+  EXPECT_EQ(Bytes(appended.begin() + 1, appended.end()), want);
+  ASSERT_OK_AND_ASSIGN(const world::ActorSection back, world::DecodeActor(want));
+  EXPECT_EQ(back, a);
+
+  // No optional field: the flags and the translation alone.
+  world::ActorSection plain;
+  plain.destroyed = true;
+  want.clear();
+  want.push_back(2);
+  for (int i = 0; i < 3; ++i) f64(0.0);
+  EXPECT_EQ(world::EncodeActor(plain), want);
+}
+
 TEST_F(SaveLoadTest, ACapturedWorldIsDetachedOnceAndMadeOnceOnAnyThread) {
   auto a = NewGame();
   ASSERT_OK(a->scene.Start(kSmallMap));
@@ -911,6 +957,46 @@ TEST_F(SaveLoadTest, ASaveSystemDestroyedBeforeItsChunksAreMadeWritesNothing) {
   ASSERT_OK(store.FlushFor(std::chrono::seconds(20)));
   ASSERT_TRUE(loaded.has_value());
   EXPECT_THAT(*loaded, StatusIs(StatusCode::kNotFound));
+}
+
+// The chunks are made on a worker after Save returned: what the game does meanwhile (values, a
+// placed actor destroyed, a level removed and remembered) must not reach the file.
+TEST_F(SaveLoadTest, ASaveMadeOnAWorkerWritesTheWorldAsItWasWhenAsked) {
+  auto a = NewGame();
+  ASSERT_OK(a->scene.Start(kSmallMap));
+  ASSERT_OK(a->scene.AddLevel(Name("Cellar")));
+  ASSERT_OK(SaveNow(*a, "s"));  // a held save, so the maker keeps records from it
+  a->scene.FindActorAs<Crate>(G(kCellarCrateId))->hits = 5;
+  ASSERT_OK_AND_ASSIGN(const std::vector<world::WorldChunk> want, Capture(*a));
+
+  // Every worker held, so the save's maker waits until the game has moved on.
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  for (std::size_t i = 0; i < workers_.thread_count(); ++i) {
+    workers_.Post([released] { released.wait(); });
+  }
+  std::optional<Result<SaveOutcome>> got;
+  a->saves.Save("s", {.title = "test"}, [&](Result<SaveOutcome> r) { got.emplace(std::move(r)); });
+  a->scene.FindActorAs<Character>(G(kHeroId))->health = 1;
+  a->scene.DestroyActor(G(kDoorId));
+  ASSERT_OK(a->scene.RemoveLevel(Name("Cellar")));
+  release.set_value();
+  ASSERT_OK(a->saves.Flush(Deadline()));
+  ASSERT_TRUE(got.has_value());
+  ASSERT_OK(got->status());
+
+  std::optional<Result<store::LoadResult>> read;
+  a->store.Load("s", [&](Result<store::LoadResult> r) { read.emplace(std::move(r)); });
+  ASSERT_OK(a->store.Flush(Deadline()));
+  ASSERT_TRUE(read.has_value());
+  ASSERT_OK(*read);
+  const std::vector<format::Chunk>& chunks = (*read)->file.chunks;
+  ASSERT_EQ(chunks.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(chunks[i].id().view(), std::string_view(want[i].id.data(), 4));
+    EXPECT_EQ(chunks[i].key(), want[i].key);
+    EXPECT_EQ(chunks[i].data(), want[i].payload) << "chunk " << i;
+  }
 }
 
 TEST_F(SaveLoadTest, RecordsOfAbsentObjectsAreKeptAndWrittenBack) {

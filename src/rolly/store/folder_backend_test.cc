@@ -167,11 +167,20 @@ TEST_F(FolderBackendTest, ATemporaryFileAFailedWriteLeftGoesAfterTheNextWriteAns
   sim->FailAfterStep(sim->steps() + 3);
   EXPECT_THAT(WriteNow(backend, Slot("a"), PatternBytes(100, 1)),
               StatusIs(StatusCode::kStorageFailed));
+  // The failed write's task goes on after its answer (it tries the removal again, and that fails
+  // too): it must be over before the failures stop, or the removal may succeed there at once.
+  Settle(backend);
   sim->ClearFailure();
   EXPECT_THAT(Entries(*sim, "/saves"),
               ElementsAre("rolly.slot.a.a.rsav.tmp", "rolly.slot.b.a.rsav"));
   // The next write (of another file) answers first, then removes it: never on a write's way.
-  ASSERT_OK(WriteNow(backend, Slot("b"), BytesOf("b2")));
+  // When it answers, the temporary file is still there.
+  std::promise<std::pair<Status, std::vector<std::string>>> answered;
+  backend.Write(Slot("b"), BytesOf("b2"),
+                [&](Status s) { answered.set_value({s, Entries(*sim, "/saves")}); });
+  const auto [written, at_answer] = answered.get_future().get();
+  ASSERT_OK(written);
+  EXPECT_THAT(at_answer, ElementsAre("rolly.slot.a.a.rsav.tmp", "rolly.slot.b.a.rsav"));
   Settle(backend);
   EXPECT_THAT(Entries(*sim, "/saves"), ElementsAre("rolly.slot.b.a.rsav"));
 }
