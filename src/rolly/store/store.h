@@ -210,8 +210,8 @@ class Store {
   // are encoded: what need not run on the game thread (joining a world capture's records into
   // chunks, world::CapturedWorld::Make) runs there, while the save keeps its place in the slot's
   // order from this call. `make` must touch nothing the game changes meanwhile; it is destroyed on
-  // a worker. When it fails, the save fails with its status and nothing is written. Statuses as
-  // Save of a File, and those of `make`.
+  // a worker (or before Save returns, when the slot name is refused). When it fails, the save
+  // fails with its status and nothing is written. Statuses as Save of a File, and those of `make`.
   void Save(std::string_view slot, FileMaker make, SaveCallback done);
 
   // Loads the newest valid copy of `slot`. `done` gets the file and which copy it came from, or:
