@@ -573,6 +573,8 @@ Result<CapturedWorld> WorldCapture::Detach() {
   rep->subjects = std::move(subjects_);
   subjects_ = std::vector<Subject>();
   rep->budget = std::move(budget_);
+  // Each chunk's Capturer keeps a pointer to the writer moved out here; it writes nothing more (the
+  // capture is done, so Step returns at once), and keeps only what RunSavedHooks and Forget use.
   for (auto& c : chunks_) rep->chunks.push_back({c->id, c->key, std::move(c->writer)});
   return CapturedWorld(std::move(rep));
 }
