@@ -543,6 +543,46 @@ bool Scene::FindActor(Guid id, world::ActorView* out) {
 
 Actor* Scene::FindActor(Guid id) const { return world_ ? world_->Find(id) : nullptr; }
 
+void Scene::FindActors(std::span<const Guid> ids,
+                       const std::function<void(std::size_t, const world::ActorView*)>& found) {
+  if (!world_) {
+    for (std::size_t k = 0; k < ids.size(); ++k) found(k, nullptr);
+    return;
+  }
+  // A software pipeline: the table slot of ID k + kSlotAhead is asked into cache; ID k + kActorAhead
+  // (its slot in cache by then) is looked up and its actor asked into cache (what a view reads
+  // spans its first four lines); actor k is handed over. The actors looked up wait in a ring.
+  constexpr std::size_t kSlotAhead = 16;
+  constexpr std::size_t kActorAhead = 8;
+  constexpr std::size_t kRing = 16;  // a power of two above kActorAhead
+  static_assert(kActorAhead < kRing && kActorAhead < kSlotAhead);
+  Actor* ring[kRing];
+  const World& w = *world_;
+  auto lookup = [&](std::size_t k) {
+    Actor* a = w.Find(ids[k]);
+    if (a != nullptr) {
+      const char* at = reinterpret_cast<const char*>(a);
+      for (int line = 0; line < 4; ++line) __builtin_prefetch(at + 64 * line);
+    }
+    ring[k % kRing] = a;
+  };
+  const std::size_t n = ids.size();
+  for (std::size_t k = 0; k < std::min(n, kSlotAhead); ++k) w.by_id.Prefetch(ids[k]);
+  for (std::size_t k = 0; k < std::min(n, kActorAhead); ++k) lookup(k);
+  world::ActorView view;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (k + kSlotAhead < n) w.by_id.Prefetch(ids[k + kSlotAhead]);
+    if (k + kActorAhead < n) lookup(k + kActorAhead);
+    const Actor* a = ring[k % kRing];
+    if (a == nullptr) {
+      found(k, nullptr);
+      continue;
+    }
+    view = ViewOf(*a);
+    found(k, &view);
+  }
+}
+
 void Scene::ForEachActor(const std::function<void(Actor&)>& fn) const {
   if (!world_) return;
   for (const auto& [seq, a] : world_->actors) fn(*a);
