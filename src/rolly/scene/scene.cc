@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <typeinfo>
 #include <unordered_set>
 #include <utility>
 
@@ -648,29 +649,23 @@ void Scene::DestroyMany(const std::vector<Guid>& ids) {
       a->EndPlay();
     }
   }
-  std::unordered_set<Guid> gone_ids;
+  std::vector<Guid> gone_list;
+  GuidSet gone_ids;
   std::unordered_set<const Actor*> gone;
   for (Guid id : ids) {
-    if (Actor* a = w.Find(id)) {
-      gone_ids.insert(id);
+    if (Actor* a = w.Find(id); a != nullptr && gone_ids.Insert(id)) {
+      gone_list.push_back(id);
       gone.insert(a);
     }
   }
   if (gone.empty()) return;
-  // Other actors let go of them, in one pass however many go: attachments, owners, players,
-  // reference fields.
-  for (const auto& [seq, other] : w.actors) {
-    if (other->attach_parent != Guid() && gone_ids.count(other->attach_parent)) {
-      other->attach_parent = Guid();
-      other->attach_socket = Name();
-    }
-    if (other->owner_id != Guid() && gone_ids.count(other->owner_id)) other->owner_id = Guid();
-  }
+  // Other actors let go of them, in one pass however many go: attachments, owners, reference
+  // fields; then players.
+  ClearReferencesTo(gone, gone_ids);
   for (LocalPlayer& p : w.players)
     if (gone.count(p.pawn)) p.pawn = nullptr;
-  ClearReferencesTo(gone);
   std::vector<std::uint64_t> seqs;
-  for (Guid id : gone_ids) {
+  for (Guid id : gone_list) {
     w.deferred.erase(id);
     seqs.push_back(w.by_id.Find(id)->first);
     w.by_id.Erase(id);
@@ -728,27 +723,70 @@ void ClearIn(const ClassInfo& actor_class, const std::unordered_set<const Actor*
 
 }  // namespace
 
-void Scene::ClearReferencesTo(const std::unordered_set<const Actor*>& gone) {
+void Scene::ClearReferencesTo(const std::unordered_set<const Actor*>& gone,
+                              const GuidSet& gone_ids) {
   const ClassInfo& actor_base = *registry_.FindClass<Actor>();
-  auto scrub = [&](const reflect::ObjectRef& o) {
-    if (o.cls == nullptr) return;
-    auto cached = ref_fields_.find(o.cls);
+  using Fields = std::vector<std::pair<std::uint32_t, const reflect::Type*>>;
+  auto fields_of = [&](const ClassInfo* cls) -> const Fields& {
+    auto cached = ref_fields_.find(cls);
     if (cached == ref_fields_.end()) {
       std::vector<RefField> fields;
-      CollectRefFields(*o.cls, &fields);
-      std::vector<std::pair<std::uint32_t, const reflect::Type*>> pairs;
+      CollectRefFields(*cls, &fields);
+      Fields pairs;
       for (const RefField& f : fields) pairs.emplace_back(f.offset, f.type);
-      cached = ref_fields_.emplace(o.cls, std::move(pairs)).first;
+      cached = ref_fields_.emplace(cls, std::move(pairs)).first;
     }
-    for (const auto& [offset, type] : cached->second)
+    return cached->second;
+  };
+  auto scrub = [&](const reflect::ObjectRef& o) {
+    if (o.cls == nullptr) return;
+    for (const auto& [offset, type] : fields_of(o.cls))
       ClearIn(actor_base, gone, *type, static_cast<char*>(const_cast<void*>(o.object)) + offset);
+  };
+  // Neighbours are mostly of one class: the class and reference fields of the last dynamic type
+  // met (for actors, and for components) are kept, so most objects cost no registry look-up;
+  // objects of a class without reference fields are passed over.
+  struct Last {
+    const std::type_info* type = nullptr;
+    const ClassInfo* cls = nullptr;
+    const Fields* fields = nullptr;
+  };
+  auto scrub_as = [&](const ClassInfo& static_class, const auto* object, Last& last) {
+    const std::type_info& type = typeid(*object);
+    if (&type != last.type) {
+      const reflect::ObjectRef o = registry_.DynamicClass(static_class, object);
+      last = {&type, o.cls, o.cls ? &fields_of(o.cls) : nullptr};
+    }
+    if (last.fields == nullptr || last.fields->empty()) return;
+    scrub({last.cls, dynamic_cast<const void*>(object)});
   };
   const ClassInfo* actor_class = registry_.FindClass<Actor>();
   const ClassInfo* component_class = registry_.FindClass<Component>();
-  for (const auto& [seq, a] : world_->actors) {
-    if (gone.count(a.get())) continue;
-    scrub(registry_.DynamicClass(*actor_class, a.get()));
-    for (const auto& c : a->components) scrub(registry_.DynamicClass(*component_class, c.get()));
+  Last last_actor, last_component;
+  const auto& actors = world_->actors;
+  for (std::size_t i = 0; i < actors.size(); ++i) {
+    // Each actor and component is its own allocation: the actor a few ahead is asked into cache,
+    // then (once there) its list of components, then the components.
+    if (i + 8 < actors.size()) {
+      const char* ahead = reinterpret_cast<const char*>(actors[i + 8].second.get());
+      for (int line = 0; line < 4; ++line) __builtin_prefetch(ahead + 64 * line);
+    }
+    if (i + 4 < actors.size()) {
+      const auto& ahead = actors[i + 4].second->components;
+      if (!ahead.empty()) __builtin_prefetch(ahead.data());
+    }
+    if (i + 2 < actors.size()) {
+      for (const auto& c : actors[i + 2].second->components) __builtin_prefetch(c.get());
+    }
+    Actor* a = actors[i].second.get();
+    if (!a->attach_parent.is_none() && gone_ids.Contains(a->attach_parent)) {
+      a->attach_parent = Guid();
+      a->attach_socket = Name();
+    }
+    if (!a->owner_id.is_none() && gone_ids.Contains(a->owner_id)) a->owner_id = Guid();
+    if (gone.count(a)) continue;
+    scrub_as(*actor_class, a, last_actor);
+    for (const auto& c : a->components) scrub_as(*component_class, c.get(), last_component);
   }
   std::vector<world::GlobalView> globals;
   ListGlobals(&globals);

@@ -69,6 +69,7 @@
 #include <vector>
 
 #include "rolly/core/guid.h"
+#include "rolly/core/guid_map.h"
 #include "rolly/core/name.h"
 #include "rolly/core/status.h"
 #include "rolly/reflect/type_registry.h"
@@ -223,7 +224,10 @@ class Scene : public world::Host {
   void BeginPlayOf(Actor& actor);
   void EndAndDestroy(Actor& actor);
   void DestroyMany(const std::vector<Guid>& ids);
-  void ClearReferencesTo(const std::unordered_set<const Actor*>& gone);
+  // Every actor not in `gone` (whose IDs are `gone_ids`) lets go of those: attachments, owners
+  // and reference fields (its components' too), in one walk of the actors; globals' references
+  // too.
+  void ClearReferencesTo(const std::unordered_set<const Actor*>& gone, const GuidSet& gone_ids);
   world::ActorView ViewOf(const Actor& actor) const;
   world::Object ObjectOf(const reflect::ClassInfo& static_class, const void* object) const;
 
