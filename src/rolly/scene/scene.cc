@@ -552,9 +552,13 @@ void Scene::FindActors(std::span<const Guid> ids,
   }
   // A software pipeline: the table slot of ID k + kSlotAhead is asked into cache; ID k + kActorAhead
   // (its slot in cache by then) is looked up and its actor asked into cache (what a view reads
-  // spans its first four lines); actor k is handed over. The actors looked up wait in a ring.
+  // spans its first four lines); the list of components of actor k + kListAhead (in cache by
+  // then), and the components of actor k + kComponentsAhead, are asked too, as a load lists
+  // them; actor k is handed over. The actors looked up wait in a ring.
   constexpr std::size_t kSlotAhead = 16;
   constexpr std::size_t kActorAhead = 8;
+  constexpr std::size_t kListAhead = 4;
+  constexpr std::size_t kComponentsAhead = 2;
   constexpr std::size_t kRing = 16;  // a power of two above kActorAhead
   static_assert(kActorAhead < kRing && kActorAhead < kSlotAhead);
   Actor* ring[kRing];
@@ -574,6 +578,15 @@ void Scene::FindActors(std::span<const Guid> ids,
   for (std::size_t k = 0; k < n; ++k) {
     if (k + kSlotAhead < n) w.by_id.Prefetch(ids[k + kSlotAhead]);
     if (k + kActorAhead < n) lookup(k + kActorAhead);
+    if (k + kListAhead < n && ring[(k + kListAhead) % kRing] != nullptr) {
+      const auto& list = ring[(k + kListAhead) % kRing]->components;
+      if (!list.empty()) __builtin_prefetch(list.data());
+    }
+    if (k + kComponentsAhead < n && ring[(k + kComponentsAhead) % kRing] != nullptr) {
+      for (const auto& c : ring[(k + kComponentsAhead) % kRing]->components) {
+        __builtin_prefetch(c.get());
+      }
+    }
     const Actor* a = ring[k % kRing];
     if (a == nullptr) {
       found(k, nullptr);

@@ -741,7 +741,10 @@ class World::Applier : public record::ObjectLinks {
       if (objects_.Contains(s.id)) host_.FinishSpawn(s.id);
     }
     for (std::size_t k = 0; k < targets_.size(); ++k) {
-      if (k + 8 < targets_.size()) __builtin_prefetch(targets_[k + 8].object.ptr);
+      if (k + 8 < targets_.size()) {
+        __builtin_prefetch(targets_[k + 8].object.ptr);
+        targets_[k + 8].chunk->payload.Prefetch(targets_[k + 8].record);
+      }
       const Target& t = targets_[k];
       if (!t.first_pass) ApplyOne(t);
     }
