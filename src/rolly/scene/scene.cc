@@ -64,6 +64,10 @@ std::string ActorWhere(const std::string& map, Guid id, const ClassInfo* cls) {
   return "map " + map + ": actor " + id.ToString() + (cls ? " (" + cls->name().str() + ")" : "");
 }
 
+// An actor being destroyed, as a key of the GuidSet of those (its address; a set of GUIDs is
+// the small table at hand, as in the world layer's DropRemoved).
+Guid GoneKey(const Actor* actor) { return Guid(0, reinterpret_cast<std::uintptr_t>(actor)); }
+
 }  // namespace
 
 struct Scene::MapData {
@@ -96,7 +100,7 @@ struct Scene::World {
   GuidMap<std::pair<std::uint64_t, Actor*>> by_id;
   std::uint64_t next_seq = 0;
   // Actors between BeginSpawn and FinishSpawn.
-  std::unordered_set<Guid> deferred;
+  GuidSet deferred;
   bool begun_play = false;
 
   Actor* Find(Guid id) const {
@@ -664,22 +668,22 @@ void Scene::DestroyMany(const std::vector<Guid>& ids) {
   }
   std::vector<Guid> gone_list;
   GuidSet gone_ids;
-  std::unordered_set<const Actor*> gone;
+  GuidSet gone;  // by address (GoneKey)
   for (Guid id : ids) {
     if (Actor* a = w.Find(id); a != nullptr && gone_ids.Insert(id)) {
       gone_list.push_back(id);
-      gone.insert(a);
+      gone.Insert(GoneKey(a));
     }
   }
-  if (gone.empty()) return;
+  if (gone_list.empty()) return;
   // Other actors let go of them, in one pass however many go: attachments, owners, reference
   // fields; then players.
   ClearReferencesTo(gone, gone_ids);
   for (LocalPlayer& p : w.players)
-    if (gone.count(p.pawn)) p.pawn = nullptr;
+    if (p.pawn != nullptr && gone.Contains(GoneKey(p.pawn))) p.pawn = nullptr;
   std::vector<std::uint64_t> seqs;
   for (Guid id : gone_list) {
-    w.deferred.erase(id);
+    w.deferred.Erase(id);
     seqs.push_back(w.by_id.Find(id)->first);
     w.by_id.Erase(id);
   }
@@ -694,7 +698,7 @@ void Scene::DestroyMany(const std::vector<Guid>& ids) {
     }
   } else {
     std::erase_if(w.actors,
-                  [&gone](const auto& entry) { return gone.count(entry.second.get()) > 0; });
+                  [&gone](const auto& entry) { return gone.Contains(GoneKey(entry.second.get())); });
   }
 }
 
@@ -720,7 +724,7 @@ void CollectRefFields(const ClassInfo& cls, std::vector<RefField>* out) {
 }
 
 // Clears a reference field (or a vector of them) that points at an actor in `gone`.
-void ClearIn(const ClassInfo& actor_class, const std::unordered_set<const Actor*>& gone,
+void ClearIn(const ClassInfo& actor_class, const GuidSet& gone,
              const reflect::Type& type, void* field) {
   if (type.kind == reflect::Kind::kVector) {
     for (std::size_t i = 0; i < type.container->size(field); ++i)
@@ -731,13 +735,12 @@ void ClearIn(const ClassInfo& actor_class, const std::unordered_set<const Actor*
   if (target == nullptr || !type.class_info->IsA(actor_class)) return;
   // The field holds a C* for some actor class C: seen as an Actor, is it one that goes?
   const void* as_actor = TypeRegistry::Upcast(*type.class_info, target, actor_class);
-  if (gone.count(static_cast<const Actor*>(as_actor))) type.pointer->set(field, nullptr);
+  if (gone.Contains(GoneKey(static_cast<const Actor*>(as_actor)))) type.pointer->set(field, nullptr);
 }
 
 }  // namespace
 
-void Scene::ClearReferencesTo(const std::unordered_set<const Actor*>& gone,
-                              const GuidSet& gone_ids) {
+void Scene::ClearReferencesTo(const GuidSet& gone, const GuidSet& gone_ids) {
   const ClassInfo& actor_base = *registry_.FindClass<Actor>();
   using Fields = std::vector<std::pair<std::uint32_t, const reflect::Type*>>;
   auto fields_of = [&](const ClassInfo* cls) -> const Fields& {
@@ -797,7 +800,7 @@ void Scene::ClearReferencesTo(const std::unordered_set<const Actor*>& gone,
       a->attach_socket = Name();
     }
     if (!a->owner_id.is_none() && gone_ids.Contains(a->owner_id)) a->owner_id = Guid();
-    if (gone.count(a)) continue;
+    if (gone.Contains(GoneKey(a))) continue;
     scrub_as(*actor_class, a, last_actor);
     for (const auto& c : a->components) scrub_as(*component_class, c.get(), last_component);
   }
@@ -991,7 +994,7 @@ Status Scene::OpenMapImpl(std::string_view map_path, bool fresh_game) {
   world_->begun_play = true;
   for (Guid id : world_->Ids()) {
     Actor* a = world_->Find(id);
-    if (a != nullptr && !world_->deferred.count(id)) BeginPlayOf(*a);
+    if (a != nullptr && !world_->deferred.Contains(id)) BeginPlayOf(*a);
   }
   if (events_) events_->OnBeginPlay();
   return OkStatus();
@@ -1006,12 +1009,12 @@ Result<world::ActorView> Scene::BeginSpawn(Name level, const ClassInfo& cls, Gui
   if (!world_->IsLoaded(level))
     return InvalidInputError("BeginSpawn: level " + level.str() + " is not loaded");
   ROLLY_ASSIGN_OR_RETURN(Actor * a, MakeActor(*world_, cls, id, level, transform, true));
-  world_->deferred.insert(id);
+  world_->deferred.Insert(id);
   return ViewOf(*a);
 }
 
 void Scene::FinishSpawn(Guid id) {
-  if (!world_ || !world_->deferred.erase(id)) return;
+  if (!world_ || !world_->deferred.Erase(id)) return;
   Actor* a = world_->Find(id);
   if (a != nullptr && world_->begun_play) BeginPlayOf(*a);
 }
@@ -1066,7 +1069,7 @@ Result<Component*> Scene::AddComponent(Guid actor, Name name, Name cls) {
   c->name = name;
   c->owner = a;
   a->components.emplace_back(c);
-  if (events_ && !world_->deferred.count(actor))
+  if (events_ && !world_->deferred.Contains(actor))
     events_->OnComponentCreated(actor, {name, {info, object}});
   return c;
 }
@@ -1127,7 +1130,7 @@ Status Scene::AddLevel(Name level) {
   if (world_->begun_play) {
     for (Guid id : world_->Ids()) {
       Actor* a = world_->Find(id);
-      if (a != nullptr && a->level == level && !world_->deferred.count(id)) BeginPlayOf(*a);
+      if (a != nullptr && a->level == level && !world_->deferred.Contains(id)) BeginPlayOf(*a);
     }
   }
   return OkStatus();

@@ -224,10 +224,10 @@ class Scene : public world::Host {
   void BeginPlayOf(Actor& actor);
   void EndAndDestroy(Actor& actor);
   void DestroyMany(const std::vector<Guid>& ids);
-  // Every actor not in `gone` (whose IDs are `gone_ids`) lets go of those: attachments, owners
-  // and reference fields (its components' too), in one walk of the actors; globals' references
-  // too.
-  void ClearReferencesTo(const std::unordered_set<const Actor*>& gone, const GuidSet& gone_ids);
+  // Every actor not in `gone` (actors by address, scene.cc's GoneKey; `gone_ids` their IDs) lets
+  // go of those: attachments, owners and reference fields (its components' too), in one walk of
+  // the actors; globals' references too.
+  void ClearReferencesTo(const GuidSet& gone, const GuidSet& gone_ids);
   world::ActorView ViewOf(const Actor& actor) const;
   world::Object ObjectOf(const reflect::ClassInfo& static_class, const void* object) const;
 
