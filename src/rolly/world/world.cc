@@ -689,7 +689,7 @@ class World::Applier : public record::ObjectLinks {
 
   void* Resolve(Guid id, const reflect::ClassInfo& cls) override {
     Object o;
-    if (const Object* found = objects_.Find(id)) {
+    if (const Object* found = Objects().Find(id)) {
       o = *found;
     } else {
       ActorView view;
@@ -704,7 +704,6 @@ class World::Applier : public record::ObjectLinks {
     if (only_level_.is_none()) {
       std::size_t records = 0;
       for (const LoadedGame::Chunk& c : game_->chunks()) records += c.payload.size();
-      objects_.Reserve(records);
       targets_.reserve(records);
       placements_.reserve(records);
     }
@@ -716,6 +715,7 @@ class World::Applier : public record::ObjectLinks {
     }
     // Placed actors held destroyed go first, then spawned actors the world lacks come back.
     if (!remove_.empty()) DropRemoved();
+    found_targets_ = targets_.size();
     host_.DestroyActors(remove_);
     report_->removed += remove_.size();
     for (Spawn& s : spawns_) {
@@ -726,7 +726,7 @@ class World::Applier : public record::ObjectLinks {
         ++report_->kept;
         continue;
       }
-      objects_.Put(s.id, view->object);
+      s.spawned = true;
       targets_.push_back({s.chunk, s.record, view->object, true});
       placements_.push_back({s.id, s.place});
       ++report_->spawned;
@@ -738,7 +738,7 @@ class World::Applier : public record::ObjectLinks {
       if (t.first_pass) ApplyOne(t);
     }
     for (Spawn& s : spawns_) {
-      if (objects_.Contains(s.id)) host_.FinishSpawn(s.id);
+      if (s.spawned || Objects().Contains(s.id)) host_.FinishSpawn(s.id);
     }
     for (std::size_t k = 0; k < targets_.size(); ++k) {
       if (k + 8 < targets_.size()) {
@@ -767,6 +767,7 @@ class World::Applier : public record::ObjectLinks {
     const reflect::ClassInfo* cls;
     Name level;
     Placement place;
+    bool spawned = false;  // BeginSpawn made it
   };
   struct Pending {
     const LoadedGame::Chunk* chunk;
@@ -780,6 +781,28 @@ class World::Applier : public record::ObjectLinks {
   };
 
   void Message(std::string text) { report_->messages.push_back(std::move(text)); }
+
+  // Each record's object by subject (Resolve's look-up by ID), as the finds left it: a record
+  // taken or an actor spawned sets its subject's object, in targets_ order, and the records
+  // DropRemoved drops take their subjects out. Made from targets_ the first time it is asked
+  // for, once every target is known (most applies resolve no reference by ID and never make it;
+  // one made in one go waits less on memory than one filled record by record).
+  const GuidMap<Object>& Objects() {
+    if (objects_made_) return objects_;
+    objects_made_ = true;
+    objects_.Reserve(targets_.size());
+    auto put = [&](std::size_t k) {
+      if (k + 8 < targets_.size()) {
+        const Target& ahead = targets_[k + 8];
+        objects_.Prefetch(ahead.chunk->payload.subject(ahead.record));
+      }
+      objects_.Put(targets_[k].chunk->payload.subject(targets_[k].record), targets_[k].object);
+    };
+    for (std::size_t k = 0; k < found_targets_; ++k) put(k);
+    for (Guid id : dropped_) objects_.Erase(id);
+    for (std::size_t k = found_targets_; k < targets_.size(); ++k) put(k);
+    return objects_;
+  }
 
   // A save that holds an actor destroyed and also has records of it or of its components (a file
   // no save writes): those records are not applied, as their objects go before values are set.
@@ -800,7 +823,7 @@ class World::Applier : public record::ObjectLinks {
     std::erase_if(targets_, [&](const Target& t) {
       if (!doomed.Contains(key(t.object.ptr))) return false;
       const record::CheckedPayload& records = t.chunk->payload;
-      objects_.Erase(records.subject(t.record));
+      dropped_.push_back(records.subject(t.record));
       Message("record of " +
               Describe(SavedClass(records.tables(), records.layout(t.record)),
                        records.subject(t.record)) +
@@ -825,7 +848,6 @@ class World::Applier : public record::ObjectLinks {
   }
 
   void Take(const LoadedGame::Chunk& c, std::size_t i, Object o, bool first_pass) {
-    objects_.Put(c.payload.subject(i), o);
     targets_.push_back({&c, i, o, first_pass});
   }
 
@@ -918,7 +940,6 @@ class World::Applier : public record::ObjectLinks {
     auto take_components = [&] {
       for (; at < entries.size() && entries[at].is != Is::kActor; ++at) {
         const Entry& e = entries[at];
-        if (at + 8 < entries.size()) objects_.Prefetch(records.subject(entries[at + 8].record));
         if (e.is == Is::kOtherLevel) {
           last.id = Guid();
           continue;
@@ -941,7 +962,6 @@ class World::Applier : public record::ObjectLinks {
       // Invariant: the host hands the actors over in the order asked, one call each.
       assert(e.is == Is::kActor && records.subject(e.record) == ids[k]);
       (void)k;
-      if (at + 8 < entries.size()) objects_.Prefetch(records.subject(entries[at + 8].record));
       ++at;
       last = Last();
       TakeActor(c, e.record, e.section, view, levels, persistent, &last.id);
@@ -1127,7 +1147,13 @@ class World::Applier : public record::ObjectLinks {
   std::vector<Pending> pending_components_;
   std::vector<Guid> remove_;
   std::vector<std::pair<Guid, Placement>> placements_;
+  // Objects(): made from targets_, whose first found_targets_ are the finds' (those DropRemoved
+  // kept; `dropped_` the subjects of those it dropped) and the rest the spawns' and the
+  // components' of spawned actors.
   GuidMap<Object> objects_;
+  bool objects_made_ = false;
+  std::size_t found_targets_ = 0;
+  std::vector<Guid> dropped_;
   std::map<const LoadedGame::Chunk*, std::unique_ptr<record::Applier>> appliers_;
   // The components of actor `listed_for_` (none: no list held).
   Guid listed_for_;
