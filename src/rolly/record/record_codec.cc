@@ -603,8 +603,7 @@ struct RecordView {
 
 // Views record `i` of a payload in its bytes into `v` (the structure check is the caller's).
 // Damaged naming the record.
-Status ViewRecordBytes(ByteView record, std::uint64_t i, const ChunkTables& tables,
-                       RecordView* v) {
+Status ViewRecordBytes(ByteView record, std::uint64_t i, const ChunkTables& tables, RecordView* v) {
   ByteReader rr(record);
   v->kind = 0;
   rr.U8(&v->kind);
@@ -614,8 +613,7 @@ Status ViewRecordBytes(ByteView record, std::uint64_t i, const ChunkTables& tabl
     return DamagedError("record " + std::to_string(i) + ": " + std::string(what));
   };
   std::uint64_t high = 0, low = 0, layout = 0, others = 0;
-  if (!rr.U64(&high) || !rr.U64(&low) || !rr.Varint(&layout) ||
-      layout >= tables.layouts().size()) {
+  if (!rr.U64(&high) || !rr.U64(&low) || !rr.Varint(&layout) || layout >= tables.layouts().size()) {
     return bad("bad subject or layout");
   }
   v->subject = Guid(high, low);
@@ -632,10 +630,9 @@ Status ViewRecordBytes(ByteView record, std::uint64_t i, const ChunkTables& tabl
   if (!rr.ok()) return bad("truncated section");
   rr.Raw(rr.remaining(), &v->prop);
   // PROP first, then the others in order, as a decoded record lists them.
-  Status sections_ok = CheckSectionIds(
-      others + 1, [v](std::size_t k) -> const SectionId& {
-        return k == 0 ? kPropSection : v->ids[k - 1];
-      });
+  Status sections_ok = CheckSectionIds(others + 1, [v](std::size_t k) -> const SectionId& {
+    return k == 0 ? kPropSection : v->ids[k - 1];
+  });
   if (!sections_ok.ok()) return bad(sections_ok.message());
   return OkStatus();
 }

@@ -554,11 +554,11 @@ void Scene::FindActors(std::span<const Guid> ids,
     for (std::size_t k = 0; k < ids.size(); ++k) found(k, nullptr);
     return;
   }
-  // A software pipeline: the table slot of ID k + kSlotAhead is asked into cache; ID k + kActorAhead
-  // (its slot in cache by then) is looked up and its actor asked into cache (what a view reads
-  // spans its first four lines); the list of components of actor k + kListAhead (in cache by
-  // then), and the components of actor k + kComponentsAhead, are asked too, as a load lists
-  // them; actor k is handed over. The actors looked up wait in a ring.
+  // A software pipeline: the table slot of ID k + kSlotAhead is asked into cache; ID k +
+  // kActorAhead (its slot in cache by then) is looked up and its actor asked into cache (what a
+  // view reads spans its first four lines); the list of components of actor k + kListAhead (in
+  // cache by then), and the components of actor k + kComponentsAhead, are asked too, as a load
+  // lists them; actor k is handed over. The actors looked up wait in a ring.
   constexpr std::size_t kSlotAhead = 16;
   constexpr std::size_t kActorAhead = 8;
   constexpr std::size_t kListAhead = 4;
@@ -697,8 +697,9 @@ void Scene::DestroyMany(const std::vector<Guid>& ids) {
       w.actors.erase(at);
     }
   } else {
-    std::erase_if(w.actors,
-                  [&gone](const auto& entry) { return gone.Contains(GoneKey(entry.second.get())); });
+    std::erase_if(w.actors, [&gone](const auto& entry) {
+      return gone.Contains(GoneKey(entry.second.get()));
+    });
   }
 }
 
@@ -724,8 +725,8 @@ void CollectRefFields(const ClassInfo& cls, std::vector<RefField>* out) {
 }
 
 // Clears a reference field (or a vector of them) that points at an actor in `gone`.
-void ClearIn(const ClassInfo& actor_class, const GuidSet& gone,
-             const reflect::Type& type, void* field) {
+void ClearIn(const ClassInfo& actor_class, const GuidSet& gone, const reflect::Type& type,
+             void* field) {
   if (type.kind == reflect::Kind::kVector) {
     for (std::size_t i = 0; i < type.container->size(field); ++i)
       ClearIn(actor_class, gone, *type.element, type.container->element(field, i));
@@ -735,7 +736,8 @@ void ClearIn(const ClassInfo& actor_class, const GuidSet& gone,
   if (target == nullptr || !type.class_info->IsA(actor_class)) return;
   // The field holds a C* for some actor class C: seen as an Actor, is it one that goes?
   const void* as_actor = TypeRegistry::Upcast(*type.class_info, target, actor_class);
-  if (gone.Contains(GoneKey(static_cast<const Actor*>(as_actor)))) type.pointer->set(field, nullptr);
+  if (gone.Contains(GoneKey(static_cast<const Actor*>(as_actor))))
+    type.pointer->set(field, nullptr);
 }
 
 }  // namespace

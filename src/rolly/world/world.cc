@@ -990,15 +990,13 @@ class World::Applier : public record::ObjectLinks {
 
   // Actor record `i` of `c` (its ACTR section `section`), found in the world as `view` (null:
   // not there). `*last` gets its ID when components following it may be matched against `view`.
-  void TakeActor(const LoadedGame::Chunk& c, std::size_t i, ByteView section,
-                 const ActorView* view, const std::vector<Name>& levels, Name persistent,
-                 Guid* last) {
+  void TakeActor(const LoadedGame::Chunk& c, std::size_t i, ByteView section, const ActorView* view,
+                 const std::vector<Name>& levels, Name persistent, Guid* last) {
     const Guid subject = c.payload.subject(i);
     const Name saved = SavedClass(c.payload.tables(), c.payload.layout(i));
     const ActorSection a = *DecodeActor(section);
     const Name actor_level = a.level.empty() ? persistent : Name(a.level);
-    const bool level_loaded =
-        std::find(levels.begin(), levels.end(), actor_level) != levels.end();
+    const bool level_loaded = std::find(levels.begin(), levels.end(), actor_level) != levels.end();
     if (a.destroyed) {
       if (view != nullptr && !view->spawned) remove_.push_back(subject);
       if (!level_loaded) ++report_->kept;  // a level not loaded: written back by the next save
