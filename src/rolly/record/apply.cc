@@ -522,9 +522,16 @@ Status Applier::Apply(std::size_t index, const reflect::ClassInfo& cls, void* ob
   Parts parts;
   parts.kind = checked_->kind(index);
   parts.layout = checked_->layout(index);
-  parts.has_prop = checked_->Find(index, kPropSection, &parts.prop);
-  parts.has_owned = checked_->Find(index, kOwnedSection, &parts.owned);
-  parts.has_extra = checked_->Find(index, kExtraSection, &parts.extra);
+  // The three sections in one walk of the record.
+  static constexpr SectionId kParts[] = {kPropSection, kOwnedSection, kExtraSection};
+  ByteView found[3];
+  const std::uint32_t has = checked_->FindEach(index, kParts, found);
+  parts.has_prop = has & 1;
+  parts.has_owned = has & 2;
+  parts.has_extra = has & 4;
+  parts.prop = found[0];
+  parts.owned = found[1];
+  parts.extra = found[2];
   return ApplyParts(parts, cls, object, messages);
 }
 

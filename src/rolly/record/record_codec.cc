@@ -18,22 +18,30 @@ bool ValidSectionId(const SectionId& id) {
 
 std::string IdText(const SectionId& id) { return std::string(id.data(), id.size()); }
 
-Status CheckSections(const Record& r) {
-  if (r.sections.empty() || r.sections.size() > kMaxSections) {
+// The section rules of docs/records.md over `n` section IDs, `id(k)` the k-th.
+template <typename IdAt>
+Status CheckSectionIds(std::size_t n, IdAt&& id) {
+  if (n == 0 || n > kMaxSections) {
     return InvalidDataError("a record has no sections or more than 64");
   }
   bool prop = false;
-  for (std::size_t i = 0; i < r.sections.size(); ++i) {
-    if (!ValidSectionId(r.sections[i].id)) return InvalidDataError("a section ID is not printable");
+  for (std::size_t i = 0; i < n; ++i) {
+    const SectionId& at = id(i);
+    if (!ValidSectionId(at)) return InvalidDataError("a section ID is not printable");
     for (std::size_t j = 0; j < i; ++j) {
-      if (SameSection(r.sections[j].id, r.sections[i].id)) {
-        return InvalidDataError("section " + IdText(r.sections[i].id) + " appears twice");
+      if (SameSection(id(j), at)) {
+        return InvalidDataError("section " + IdText(at) + " appears twice");
       }
     }
-    prop = prop || SameSection(r.sections[i].id, kPropSection);
+    prop = prop || SameSection(at, kPropSection);
   }
   if (!prop) return InvalidDataError("a record has no PROP section");
   return OkStatus();
+}
+
+Status CheckSections(const Record& r) {
+  return CheckSectionIds(r.sections.size(),
+                         [&r](std::size_t k) -> const SectionId& { return r.sections[k].id; });
 }
 
 Status Bad(std::string_view what) { return DamagedError(what); }
@@ -423,36 +431,48 @@ Status ChargeTables(const ChunkTables& tables, FileBudget* budget) {
   return OkStatus();
 }
 
-Status CheckRecord(const ChunkTables& tables, const Record& record, std::size_t index,
-                   std::size_t record_count, FileBudget* budget) {
+namespace {
+
+// The parts of a record the structure check reads, viewed where they sit (a Record's sections,
+// or a payload's bytes); a null view: the record has no such section.
+struct CheckedParts {
+  std::uint8_t kind = 0;
+  std::uint32_t layout = 0;
+  const ByteView* prop = nullptr;
+  const ByteView* extra = nullptr;
+  const ByteView* owned = nullptr;
+};
+
+// CheckRecord over a record's parts. The record's name for messages ("record 12") is made only
+// when a message is.
+Status CheckParts(const ChunkTables& tables, const CheckedParts& record, std::size_t index,
+                  std::size_t record_count, FileBudget* budget) {
   if (!IsKnownObjectKind(record.kind)) return OkStatus();
-  std::string where = "record " + std::to_string(index);
-  if (record.layout >= tables.layouts().size()) return Bad(where + ": layout past the table");
-  const Section* prop = record.Find(kPropSection);
-  if (prop == nullptr) return Bad(where + ": no PROP section");
+  auto where = [index] { return "record " + std::to_string(index); };
+  if (record.layout >= tables.layouts().size()) return Bad(where() + ": layout past the table");
+  if (record.prop == nullptr) return Bad(where() + ": no PROP section");
   FileBudget local = budget ? *budget : FileBudget{};
   Walker walker(tables, record_count, &local);
   auto fail = [&](const Status& st, std::string_view part) {
-    return Status(st.code(), where + " " + std::string(part) + std::string(st.message()));
+    return Status(st.code(), where() + " " + std::string(part) + std::string(st.message()));
   };
-  ByteReader in(prop->bytes);
+  ByteReader in(*record.prop);
   Status st = walker.Fields(in, tables.layouts()[record.layout].fields, 1);
   if (!st.ok()) return fail(st, "");
-  if (!in.empty()) return Bad(where + ": bytes after the last field in PROP");
-  if (const Section* extra = record.Find(kExtraSection)) {
-    st = reflect::TypeRegistry::CheckExtra(AsChars(extra->bytes));
+  if (!in.empty()) return Bad(where() + ": bytes after the last field in PROP");
+  if (record.extra != nullptr) {
+    st = reflect::TypeRegistry::CheckExtra(AsChars(*record.extra));
     if (!st.ok()) return fail(st, "EXTR: ");
   }
   // INLN: one entry per owned value met, in order (PROP's first, then each entry's own), each
   // nested at most 64 owned objects deep.
-  const Section* inln = record.Find(kOwnedSection);
   std::uint64_t entries = 0;
-  if (inln != nullptr) {
-    ByteReader owned(inln->bytes);
+  if (record.owned != nullptr) {
+    ByteReader owned(*record.owned);
     if (!owned.VarintAtMost(std::min<std::uint64_t>(FileBudget::kMaxOwned, owned.remaining()),
                             &entries) ||
         entries == 0) {
-      return Bad(where + " INLN: bad entry count");
+      return Bad(where() + " INLN: bad entry count");
     }
     st = walker.ChargeOwned(entries);
     if (!st.ok()) return fail(st, "INLN: ");
@@ -461,38 +481,57 @@ Status CheckRecord(const ChunkTables& tables, const Record& record, std::size_t 
     depths.reserve(entries);
     depths.insert(depths.end(), std::min<std::uint64_t>(walker.owned(), entries), 1);
     for (std::uint64_t i = 0; i < entries; ++i) {
-      if (i >= depths.size()) return Bad(where + " INLN: more entries than owned values");
-      std::string entry = "INLN entry " + std::to_string(i) + ": ";
+      if (i >= depths.size()) return Bad(where() + " INLN: more entries than owned values");
+      auto entry = [i] { return "INLN entry " + std::to_string(i) + ": "; };
       std::uint64_t layout = 0;
       ByteView body, bytes;
       if (!owned.VarintAtMost(tables.layouts().size() - 1, &layout) ||
           !owned.LengthPrefixed(owned.remaining(), &body) ||
           !owned.LengthPrefixed(owned.remaining(), &bytes)) {
-        return Bad(where + " " + entry + "truncated");
+        return Bad(where() + " " + entry() + "truncated");
       }
       std::uint64_t before = walker.owned();
       ByteReader fields(body);
       st = walker.Fields(fields, tables.layouts()[layout].fields, 1);
-      if (!st.ok()) return fail(st, entry);
-      if (!fields.empty()) return Bad(where + " " + entry + "bytes after the last field");
+      if (!st.ok()) return fail(st, entry());
+      if (!fields.empty()) return Bad(where() + " " + entry() + "bytes after the last field");
       if (!bytes.empty()) {
         st = reflect::TypeRegistry::CheckExtra(AsChars(bytes));
-        if (!st.ok()) return fail(st, entry);
+        if (!st.ok()) return fail(st, entry());
       }
       std::uint64_t children = walker.owned() - before;
       if (children > 0 && depths[i] >= kMaxValueDepth) {
-        return Bad(where + " " + entry + "owned objects nest past 64 levels");
+        return Bad(where() + " " + entry() + "owned objects nest past 64 levels");
       }
       if (children > entries - depths.size()) {
-        return Bad(where + " INLN: fewer entries than owned values");
+        return Bad(where() + " INLN: fewer entries than owned values");
       }
       depths.insert(depths.end(), children, static_cast<std::uint8_t>(depths[i] + 1));
     }
-    if (!owned.empty()) return Bad(where + " INLN: bytes after the last entry");
+    if (!owned.empty()) return Bad(where() + " INLN: bytes after the last entry");
   }
-  if (walker.owned() != entries) return Bad(where + ": owned values and INLN entries differ");
+  if (walker.owned() != entries) return Bad(where() + ": owned values and INLN entries differ");
   if (budget != nullptr) *budget = local;
   return OkStatus();
+}
+
+}  // namespace
+
+Status CheckRecord(const ChunkTables& tables, const Record& record, std::size_t index,
+                   std::size_t record_count, FileBudget* budget) {
+  CheckedParts parts;
+  parts.kind = record.kind;
+  parts.layout = record.layout;
+  const Section* prop = record.Find(kPropSection);
+  const Section* extra = record.Find(kExtraSection);
+  const Section* owned = record.Find(kOwnedSection);
+  const ByteView prop_bytes = prop ? ByteView(prop->bytes) : ByteView();
+  const ByteView extra_bytes = extra ? ByteView(extra->bytes) : ByteView();
+  const ByteView owned_bytes = owned ? ByteView(owned->bytes) : ByteView();
+  if (prop != nullptr) parts.prop = &prop_bytes;
+  if (extra != nullptr) parts.extra = &extra_bytes;
+  if (owned != nullptr) parts.owned = &owned_bytes;
+  return CheckParts(tables, parts, index, record_count, budget);
 }
 
 namespace {
@@ -549,54 +588,94 @@ Result<Bytes> EncodePayload(const Payload& payload) {
 
 namespace {
 
-// Decodes record `i` of a payload from its bytes into `r`, reusing `r`'s buffers (the structure
-// check is the caller's). Damaged naming the record.
-Status DecodeRecordBytes(ByteView record, std::uint64_t i, const ChunkTables& tables, Record* r) {
+// A record's parts where they sit in its payload's bytes: what the walk of a payload reads
+// without copying a section out.
+struct RecordView {
+  std::uint8_t kind = 0;
+  Guid subject;
+  std::uint32_t layout = 0;
+  ByteView prop;
+  // The sections other than PROP, in order (`others` of them).
+  std::size_t others = 0;
+  std::array<SectionId, kMaxSections> ids;
+  std::array<ByteView, kMaxSections> bodies;
+};
+
+// Views record `i` of a payload in its bytes into `v` (the structure check is the caller's).
+// Damaged naming the record.
+Status ViewRecordBytes(ByteView record, std::uint64_t i, const ChunkTables& tables, RecordView* v) {
   ByteReader rr(record);
-  r->kind = 0;
-  rr.U8(&r->kind);
-  if (r->kind == 0) return DamagedError("record " + std::to_string(i) + ": a second TABLES record");
-  if (!IsKnownObjectKind(r->kind)) {
-    r->subject = Guid();
-    r->layout = 0;
-    r->sections.clear();
-    r->unknown.assign(record.begin() + 1, record.end());
-    return OkStatus();
-  }
-  r->unknown.clear();
+  v->kind = 0;
+  rr.U8(&v->kind);
+  if (v->kind == 0) return DamagedError("record " + std::to_string(i) + ": a second TABLES record");
+  if (!IsKnownObjectKind(v->kind)) return OkStatus();
   auto bad = [i](std::string_view what) {
     return DamagedError("record " + std::to_string(i) + ": " + std::string(what));
   };
   std::uint64_t high = 0, low = 0, layout = 0, others = 0;
-  if (!rr.U64(&high) || !rr.U64(&low) || !rr.Varint(&layout) ||
-      layout >= tables.layouts().size()) {
+  if (!rr.U64(&high) || !rr.U64(&low) || !rr.Varint(&layout) || layout >= tables.layouts().size()) {
     return bad("bad subject or layout");
   }
-  r->subject = Guid(high, low);
-  r->layout = static_cast<std::uint32_t>(layout);
+  v->subject = Guid(high, low);
+  v->layout = static_cast<std::uint32_t>(layout);
   if (!rr.VarintAtMost(kMaxSections - 1, &others)) return bad("bad section count");
-  r->sections.resize(others + 1);
-  r->sections[0].id = kPropSection;
-  for (std::uint64_t s = 1; s <= others; ++s) {
-    ByteView id, body;
-    if (!rr.Raw(4, &id) || !rr.LengthPrefixed(rr.remaining(), &body)) {
+  v->others = others;
+  for (std::uint64_t s = 0; s < others; ++s) {
+    ByteView id;
+    if (!rr.Raw(4, &id) || !rr.LengthPrefixed(rr.remaining(), &v->bodies[s])) {
       return bad("truncated section");
     }
-    std::copy(id.begin(), id.end(), r->sections[s].id.begin());
-    r->sections[s].bytes.assign(body.begin(), body.end());
+    std::memcpy(v->ids[s].data(), id.data(), 4);
   }
   if (!rr.ok()) return bad("truncated section");
-  ByteView prop;
-  rr.Raw(rr.remaining(), &prop);
-  r->sections[0].bytes.assign(prop.begin(), prop.end());
-  Status sections_ok = CheckSections(*r);
+  rr.Raw(rr.remaining(), &v->prop);
+  // PROP first, then the others in order, as a decoded record lists them.
+  Status sections_ok = CheckSectionIds(others + 1, [v](std::size_t k) -> const SectionId& {
+    return k == 0 ? kPropSection : v->ids[k - 1];
+  });
   if (!sections_ok.ok()) return bad(sections_ok.message());
   return OkStatus();
 }
 
-// Walks a payload: its count and tables, then each record's bytes, decoded and checked against a
-// copy of `budget` (committed only when every record passed). `each(i, record_bytes, record)`
-// keeps what it needs of each.
+// A viewed record copied into `r`, reusing `r`'s buffers; `record` is its bytes.
+void CopyRecord(const RecordView& v, ByteView record, Record* r) {
+  r->kind = v.kind;
+  if (!IsKnownObjectKind(v.kind)) {
+    r->subject = Guid();
+    r->layout = 0;
+    r->sections.clear();
+    r->unknown.assign(record.begin() + 1, record.end());
+    return;
+  }
+  r->unknown.clear();
+  r->subject = v.subject;
+  r->layout = v.layout;
+  r->sections.resize(v.others + 1);
+  r->sections[0].id = kPropSection;
+  r->sections[0].bytes.assign(v.prop.begin(), v.prop.end());
+  for (std::size_t s = 0; s < v.others; ++s) {
+    r->sections[s + 1].id = v.ids[s];
+    r->sections[s + 1].bytes.assign(v.bodies[s].begin(), v.bodies[s].end());
+  }
+}
+
+// The structure check of a viewed record (CheckRecord's, in place).
+Status CheckViewed(const ChunkTables& tables, const RecordView& v, std::size_t index,
+                   std::size_t record_count, FileBudget* budget) {
+  CheckedParts parts;
+  parts.kind = v.kind;
+  parts.layout = v.layout;
+  parts.prop = &v.prop;
+  for (std::size_t s = 0; s < v.others; ++s) {
+    if (SameSection(v.ids[s], kExtraSection)) parts.extra = &v.bodies[s];
+    if (SameSection(v.ids[s], kOwnedSection)) parts.owned = &v.bodies[s];
+  }
+  return CheckParts(tables, parts, index, record_count, budget);
+}
+
+// Walks a payload: its count and tables, then each record, viewed in place and checked against
+// a copy of `budget` (committed only when every record passed). `each(i, count, record_bytes,
+// view)` keeps what it needs of each.
 template <typename Each>
 Status WalkPayload(ByteView bytes, FileBudget* budget, ChunkTables* tables, Each&& each) {
   ByteReader in(bytes);
@@ -612,14 +691,14 @@ Status WalkPayload(ByteView bytes, FileBudget* budget, ChunkTables* tables, Each
   ROLLY_ASSIGN_OR_RETURN(*tables, DecodeTables(record));
   FileBudget local = budget ? *budget : FileBudget{};
   ROLLY_RETURN_IF_ERROR(ChargeTables(*tables, &local));
-  Record r;
+  RecordView v;
   for (std::uint64_t i = 1; i < count; ++i) {
     if (!in.LengthPrefixed(in.remaining(), &record) || record.empty()) {
       return DamagedError("record " + std::to_string(i) + ": truncated");
     }
-    ROLLY_RETURN_IF_ERROR(DecodeRecordBytes(record, i, *tables, &r));
-    if (IsKnownObjectKind(r.kind)) ROLLY_RETURN_IF_ERROR(CheckRecord(*tables, r, i, count, &local));
-    each(i, count, record, r);
+    ROLLY_RETURN_IF_ERROR(ViewRecordBytes(record, i, *tables, &v));
+    if (IsKnownObjectKind(v.kind)) ROLLY_RETURN_IF_ERROR(CheckViewed(*tables, v, i, count, &local));
+    each(i, count, record, v);
   }
   if (!in.ok() || !in.empty()) return DamagedError("payload: bytes after the last record");
   if (budget != nullptr) *budget = local;
@@ -632,9 +711,9 @@ Result<Payload> DecodePayload(ByteView bytes, FileBudget* budget) {
   Payload payload;
   ROLLY_RETURN_IF_ERROR(WalkPayload(
       bytes, budget, &payload.tables,
-      [&](std::uint64_t, std::uint64_t count, ByteView, const Record& r) {
+      [&](std::uint64_t, std::uint64_t count, ByteView record, const RecordView& v) {
         if (payload.records.empty()) payload.records.reserve(count - 1);
-        payload.records.push_back(r);
+        CopyRecord(v, record, &payload.records.emplace_back());
       }));
   return payload;
 }
@@ -643,15 +722,15 @@ Result<CheckedPayload> CheckedPayload::Check(Bytes bytes, FileBudget* budget) {
   CheckedPayload out;
   ROLLY_RETURN_IF_ERROR(WalkPayload(
       bytes, budget, &out.tables_,
-      [&](std::uint64_t, std::uint64_t count, ByteView record, const Record& r) {
+      [&](std::uint64_t, std::uint64_t count, ByteView record, const RecordView& v) {
         if (out.spans_.empty()) out.spans_.reserve(count - 1);
         Span span;
         span.offset = static_cast<std::uint64_t>(record.data() - bytes.data());
         span.size = static_cast<std::uint32_t>(record.size());
-        span.kind = r.kind;
-        if (IsKnownObjectKind(r.kind)) {
-          span.layout = r.layout;
-          span.subject = r.subject;
+        span.kind = v.kind;
+        if (IsKnownObjectKind(v.kind)) {
+          span.layout = v.layout;
+          span.subject = v.subject;
         }
         out.spans_.push_back(span);
       }));
@@ -660,28 +739,41 @@ Result<CheckedPayload> CheckedPayload::Check(Bytes bytes, FileBudget* budget) {
 }
 
 bool CheckedPayload::Find(std::size_t i, SectionId id, ByteView* out) const {
-  if (!IsKnownObjectKind(spans_[i].kind)) return false;
-  // The record was checked: kind, subject, layout, the count of sections other than PROP, each
-  // of them (ID, size, bytes), then PROP to the end.
+  return FindEach(i, std::span<const SectionId>(&id, 1), out) != 0;
+}
+
+std::uint32_t CheckedPayload::FindEach(std::size_t i, std::span<const SectionId> ids,
+                                       ByteView* out) const {
+  if (!IsKnownObjectKind(spans_[i].kind)) return 0;
+  // The record was checked: kind and subject (17 bytes, kept in its span), layout, the count of
+  // sections other than PROP, each of them (ID, size, bytes), then PROP to the end. Each ID
+  // appears once.
   ByteReader rr(RecordBytes(i));
-  std::uint8_t kind = 0;
-  std::uint64_t high = 0, low = 0, layout = 0, others = 0;
-  rr.U8(&kind);
-  rr.U64(&high);
-  rr.U64(&low);
+  std::uint64_t layout = 0, others = 0;
+  rr.Skip(17);
   rr.Varint(&layout);
   rr.Varint(&others);
+  std::uint32_t found = 0;
   for (std::uint64_t s = 0; s < others; ++s) {
     ByteView sid, body;
     rr.Raw(4, &sid);
     rr.LengthPrefixed(rr.remaining(), &body);
-    if (std::memcmp(sid.data(), id.data(), 4) == 0) {
-      *out = body;
-      return rr.ok();
+    SectionId id;
+    std::memcpy(id.data(), sid.data(), 4);
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      if (SameSection(id, ids[k])) {
+        out[k] = body;
+        found |= std::uint32_t{1} << k;
+      }
     }
   }
-  if (id != kPropSection) return false;
-  return rr.Raw(rr.remaining(), out);
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    if (SameSection(ids[k], kPropSection)) {
+      rr.Raw(rr.remaining(), &out[k]);
+      found |= std::uint32_t{1} << k;
+    }
+  }
+  return found;
 }
 
 Record CheckedPayload::Get(std::size_t i) const {
@@ -691,8 +783,10 @@ Record CheckedPayload::Get(std::size_t i) const {
 }
 
 void CheckedPayload::Read(std::size_t i, Record* out) const {
-  // Checked already: this decode does not fail.
-  DecodeRecordBytes(RecordBytes(i), i + 1, tables_, out).IgnoreError();
+  // Checked already: this view does not fail.
+  RecordView v;
+  ViewRecordBytes(RecordBytes(i), i + 1, tables_, &v).IgnoreError();
+  CopyRecord(v, RecordBytes(i), out);
 }
 
 }  // namespace rolly::record

@@ -17,6 +17,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -134,6 +135,14 @@ class CheckedPayload {
   // Section `id` of record `i` (PROP included), in place; false when the record has none or is of
   // a kind this version does not know.
   bool Find(std::size_t i, SectionId id, ByteView* out) const;
+  // Sections `ids` of record `i` in one walk of its sections (a reader after several of a
+  // record's sections reads the record once): bit k of the result is set when the record has
+  // section ids[k], which is then viewed in place at out[k]; out[k] is left as it was otherwise.
+  // 0 for a record of a kind this version does not know. At most 32 IDs.
+  std::uint32_t FindEach(std::size_t i, std::span<const SectionId> ids, ByteView* out) const;
+  // Asks the processor to bring record `i`'s first bytes into cache, ahead of a Find or an
+  // apply of it (a reader going through a save's records out of step with their bytes).
+  void Prefetch(std::size_t i) const { __builtin_prefetch(bytes_.data() + spans_[i].offset); }
   // Record `i`, decoded (its sections copied out).
   Record Get(std::size_t i) const;
   // The same into `out`, reusing its buffers (one record decoded after another allocates little).

@@ -407,6 +407,18 @@ TEST_F(EverythingTest, CheckedPayloadReadsWhatDecodePayloadReads) {
         EXPECT_EQ(Bytes(found.begin(), found.end()), s->bytes) << i;
       }
     }
+    // FindEach finds the same in one walk, whatever the order asked and with absent IDs between.
+    const SectionId asked[] = {kOwnedSection, SectionId{'N', 'O', 'N', 'E'}, kPropSection,
+                               future.id, kExtraSection};
+    ByteView each[5];
+    const std::uint32_t has = checked.FindEach(i, asked, each);
+    for (std::size_t k = 0; k < 5; ++k) {
+      const Section* s = want.Find(asked[k]);
+      EXPECT_EQ((has >> k) & 1, s != nullptr ? 1u : 0u) << i << " " << k;
+      if (s != nullptr) {
+        EXPECT_EQ(Bytes(each[k].begin(), each[k].end()), s->bytes) << i << " " << k;
+      }
+    }
   }
   // References by record index name the same subjects through either.
   const RecordSubjects from_records(&decoded.records), from_checked(&checked);

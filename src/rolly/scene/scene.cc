@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <typeinfo>
 #include <unordered_set>
 #include <utility>
 
@@ -63,6 +64,10 @@ std::string ActorWhere(const std::string& map, Guid id, const ClassInfo* cls) {
   return "map " + map + ": actor " + id.ToString() + (cls ? " (" + cls->name().str() + ")" : "");
 }
 
+// An actor being destroyed, as a key of the GuidSet of those (its address; a set of GUIDs is
+// the small table at hand, as in the world layer's DropRemoved).
+Guid GoneKey(const Actor* actor) { return Guid(0, reinterpret_cast<std::uintptr_t>(actor)); }
+
 }  // namespace
 
 struct Scene::MapData {
@@ -95,7 +100,7 @@ struct Scene::World {
   GuidMap<std::pair<std::uint64_t, Actor*>> by_id;
   std::uint64_t next_seq = 0;
   // Actors between BeginSpawn and FinishSpawn.
-  std::unordered_set<Guid> deferred;
+  GuidSet deferred;
   bool begun_play = false;
 
   Actor* Find(Guid id) const {
@@ -551,6 +556,59 @@ bool Scene::FindActor(Guid id, world::ActorView* out) {
 
 Actor* Scene::FindActor(Guid id) const { return world_ ? world_->Find(id) : nullptr; }
 
+void Scene::FindActors(std::span<const Guid> ids,
+                       const std::function<void(std::size_t, const world::ActorView*)>& found) {
+  if (!world_) {
+    for (std::size_t k = 0; k < ids.size(); ++k) found(k, nullptr);
+    return;
+  }
+  // A software pipeline: the table slot of ID k + kSlotAhead is asked into cache; ID k +
+  // kActorAhead (its slot in cache by then) is looked up and its actor asked into cache (what a
+  // view reads spans its first four lines); the list of components of actor k + kListAhead (in
+  // cache by then), and the components of actor k + kComponentsAhead, are asked too, as a load
+  // lists them; actor k is handed over. The actors looked up wait in a ring.
+  constexpr std::size_t kSlotAhead = 16;
+  constexpr std::size_t kActorAhead = 8;
+  constexpr std::size_t kListAhead = 4;
+  constexpr std::size_t kComponentsAhead = 2;
+  constexpr std::size_t kRing = 16;  // a power of two above kActorAhead
+  static_assert(kActorAhead < kRing && kActorAhead < kSlotAhead);
+  Actor* ring[kRing];
+  const World& w = *world_;
+  auto lookup = [&](std::size_t k) {
+    Actor* a = w.Find(ids[k]);
+    if (a != nullptr) {
+      const char* at = reinterpret_cast<const char*>(a);
+      for (int line = 0; line < 4; ++line) __builtin_prefetch(at + 64 * line);
+    }
+    ring[k % kRing] = a;
+  };
+  const std::size_t n = ids.size();
+  for (std::size_t k = 0; k < std::min(n, kSlotAhead); ++k) w.by_id.Prefetch(ids[k]);
+  for (std::size_t k = 0; k < std::min(n, kActorAhead); ++k) lookup(k);
+  world::ActorView view;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (k + kSlotAhead < n) w.by_id.Prefetch(ids[k + kSlotAhead]);
+    if (k + kActorAhead < n) lookup(k + kActorAhead);
+    if (k + kListAhead < n && ring[(k + kListAhead) % kRing] != nullptr) {
+      const auto& list = ring[(k + kListAhead) % kRing]->components;
+      if (!list.empty()) __builtin_prefetch(list.data());
+    }
+    if (k + kComponentsAhead < n && ring[(k + kComponentsAhead) % kRing] != nullptr) {
+      for (const auto& c : ring[(k + kComponentsAhead) % kRing]->components) {
+        __builtin_prefetch(c.get());
+      }
+    }
+    const Actor* a = ring[k % kRing];
+    if (a == nullptr) {
+      found(k, nullptr);
+      continue;
+    }
+    view = ViewOf(*a);
+    found(k, &view);
+  }
+}
+
 void Scene::ForEachActor(const std::function<void(Actor&)>& fn) const {
   if (!world_) return;
   for (const auto& [seq, a] : world_->actors) fn(*a);
@@ -620,30 +678,24 @@ void Scene::DestroyMany(const std::vector<Guid>& ids) {
       a->EndPlay();
     }
   }
-  std::unordered_set<Guid> gone_ids;
-  std::unordered_set<const Actor*> gone;
+  std::vector<Guid> gone_list;
+  GuidSet gone_ids;
+  GuidSet gone;  // by address (GoneKey)
   for (Guid id : ids) {
-    if (Actor* a = w.Find(id)) {
-      gone_ids.insert(id);
-      gone.insert(a);
+    if (Actor* a = w.Find(id); a != nullptr && gone_ids.Insert(id)) {
+      gone_list.push_back(id);
+      gone.Insert(GoneKey(a));
     }
   }
-  if (gone.empty()) return;
-  // Other actors let go of them, in one pass however many go: attachments, owners, players,
-  // reference fields.
-  for (const auto& [seq, other] : w.actors) {
-    if (other->attach_parent != Guid() && gone_ids.count(other->attach_parent)) {
-      other->attach_parent = Guid();
-      other->attach_socket = Name();
-    }
-    if (other->owner_id != Guid() && gone_ids.count(other->owner_id)) other->owner_id = Guid();
-  }
+  if (gone_list.empty()) return;
+  // Other actors let go of them, in one pass however many go: attachments, owners, reference
+  // fields; then players.
+  ClearReferencesTo(gone, gone_ids);
   for (LocalPlayer& p : w.players)
-    if (gone.count(p.pawn)) p.pawn = nullptr;
-  ClearReferencesTo(gone);
+    if (p.pawn != nullptr && gone.Contains(GoneKey(p.pawn))) p.pawn = nullptr;
   std::vector<std::uint64_t> seqs;
-  for (Guid id : gone_ids) {
-    w.deferred.erase(id);
+  for (Guid id : gone_list) {
+    w.deferred.Erase(id);
     seqs.push_back(w.by_id.Find(id)->first);
     w.by_id.Erase(id);
   }
@@ -657,8 +709,9 @@ void Scene::DestroyMany(const std::vector<Guid>& ids) {
       w.actors.erase(at);
     }
   } else {
-    std::erase_if(w.actors,
-                  [&gone](const auto& entry) { return gone.count(entry.second.get()) > 0; });
+    std::erase_if(w.actors, [&gone](const auto& entry) {
+      return gone.Contains(GoneKey(entry.second.get()));
+    });
   }
 }
 
@@ -684,8 +737,8 @@ void CollectRefFields(const ClassInfo& cls, std::vector<RefField>* out) {
 }
 
 // Clears a reference field (or a vector of them) that points at an actor in `gone`.
-void ClearIn(const ClassInfo& actor_class, const std::unordered_set<const Actor*>& gone,
-             const reflect::Type& type, void* field) {
+void ClearIn(const ClassInfo& actor_class, const GuidSet& gone, const reflect::Type& type,
+             void* field) {
   if (type.kind == reflect::Kind::kVector) {
     for (std::size_t i = 0; i < type.container->size(field); ++i)
       ClearIn(actor_class, gone, *type.element, type.container->element(field, i));
@@ -695,32 +748,75 @@ void ClearIn(const ClassInfo& actor_class, const std::unordered_set<const Actor*
   if (target == nullptr || !type.class_info->IsA(actor_class)) return;
   // The field holds a C* for some actor class C: seen as an Actor, is it one that goes?
   const void* as_actor = TypeRegistry::Upcast(*type.class_info, target, actor_class);
-  if (gone.count(static_cast<const Actor*>(as_actor))) type.pointer->set(field, nullptr);
+  if (gone.Contains(GoneKey(static_cast<const Actor*>(as_actor))))
+    type.pointer->set(field, nullptr);
 }
 
 }  // namespace
 
-void Scene::ClearReferencesTo(const std::unordered_set<const Actor*>& gone) {
+void Scene::ClearReferencesTo(const GuidSet& gone, const GuidSet& gone_ids) {
   const ClassInfo& actor_base = *registry_.FindClass<Actor>();
-  auto scrub = [&](const reflect::ObjectRef& o) {
-    if (o.cls == nullptr) return;
-    auto cached = ref_fields_.find(o.cls);
+  using Fields = std::vector<std::pair<std::uint32_t, const reflect::Type*>>;
+  auto fields_of = [&](const ClassInfo* cls) -> const Fields& {
+    auto cached = ref_fields_.find(cls);
     if (cached == ref_fields_.end()) {
       std::vector<RefField> fields;
-      CollectRefFields(*o.cls, &fields);
-      std::vector<std::pair<std::uint32_t, const reflect::Type*>> pairs;
+      CollectRefFields(*cls, &fields);
+      Fields pairs;
       for (const RefField& f : fields) pairs.emplace_back(f.offset, f.type);
-      cached = ref_fields_.emplace(o.cls, std::move(pairs)).first;
+      cached = ref_fields_.emplace(cls, std::move(pairs)).first;
     }
-    for (const auto& [offset, type] : cached->second)
+    return cached->second;
+  };
+  auto scrub = [&](const reflect::ObjectRef& o) {
+    if (o.cls == nullptr) return;
+    for (const auto& [offset, type] : fields_of(o.cls))
       ClearIn(actor_base, gone, *type, static_cast<char*>(const_cast<void*>(o.object)) + offset);
+  };
+  // Neighbours are mostly of one class: the class and reference fields of the last dynamic type
+  // met (for actors, and for components) are kept, so most objects cost no registry look-up;
+  // objects of a class without reference fields are passed over.
+  struct Last {
+    const std::type_info* type = nullptr;
+    const ClassInfo* cls = nullptr;
+    const Fields* fields = nullptr;
+  };
+  auto scrub_as = [&](const ClassInfo& static_class, const auto* object, Last& last) {
+    const std::type_info& type = typeid(*object);
+    if (&type != last.type) {
+      const reflect::ObjectRef o = registry_.DynamicClass(static_class, object);
+      last = {&type, o.cls, o.cls ? &fields_of(o.cls) : nullptr};
+    }
+    if (last.fields == nullptr || last.fields->empty()) return;
+    scrub({last.cls, dynamic_cast<const void*>(object)});
   };
   const ClassInfo* actor_class = registry_.FindClass<Actor>();
   const ClassInfo* component_class = registry_.FindClass<Component>();
-  for (const auto& [seq, a] : world_->actors) {
-    if (gone.count(a.get())) continue;
-    scrub(registry_.DynamicClass(*actor_class, a.get()));
-    for (const auto& c : a->components) scrub(registry_.DynamicClass(*component_class, c.get()));
+  Last last_actor, last_component;
+  const auto& actors = world_->actors;
+  for (std::size_t i = 0; i < actors.size(); ++i) {
+    // Each actor and component is its own allocation: the actor a few ahead is asked into cache,
+    // then (once there) its list of components, then the components.
+    if (i + 8 < actors.size()) {
+      const char* ahead = reinterpret_cast<const char*>(actors[i + 8].second.get());
+      for (int line = 0; line < 4; ++line) __builtin_prefetch(ahead + 64 * line);
+    }
+    if (i + 4 < actors.size()) {
+      const auto& ahead = actors[i + 4].second->components;
+      if (!ahead.empty()) __builtin_prefetch(ahead.data());
+    }
+    if (i + 2 < actors.size()) {
+      for (const auto& c : actors[i + 2].second->components) __builtin_prefetch(c.get());
+    }
+    Actor* a = actors[i].second.get();
+    if (!a->attach_parent.is_none() && gone_ids.Contains(a->attach_parent)) {
+      a->attach_parent = Guid();
+      a->attach_socket = Name();
+    }
+    if (!a->owner_id.is_none() && gone_ids.Contains(a->owner_id)) a->owner_id = Guid();
+    if (gone.Contains(GoneKey(a))) continue;
+    scrub_as(*actor_class, a, last_actor);
+    for (const auto& c : a->components) scrub_as(*component_class, c.get(), last_component);
   }
   std::vector<world::GlobalView> globals;
   ListGlobals(&globals);
@@ -913,7 +1009,7 @@ Status Scene::OpenMapImpl(std::string_view map_path, bool fresh_game) {
   world_->begun_play = true;
   for (Guid id : world_->Ids()) {
     Actor* a = world_->Find(id);
-    if (a != nullptr && !world_->deferred.count(id)) BeginPlayOf(*a);
+    if (a != nullptr && !world_->deferred.Contains(id)) BeginPlayOf(*a);
   }
   if (events_) events_->OnBeginPlay();
   return OkStatus();
@@ -928,12 +1024,12 @@ Result<world::ActorView> Scene::BeginSpawn(Name level, const ClassInfo& cls, Gui
   if (!world_->IsLoaded(level))
     return InvalidInputError("BeginSpawn: level " + level.str() + " is not loaded");
   ROLLY_ASSIGN_OR_RETURN(Actor * a, MakeActor(*world_, cls, id, level, transform, true));
-  world_->deferred.insert(id);
+  world_->deferred.Insert(id);
   return ViewOf(*a);
 }
 
 void Scene::FinishSpawn(Guid id) {
-  if (!world_ || !world_->deferred.erase(id)) return;
+  if (!world_ || !world_->deferred.Erase(id)) return;
   Actor* a = world_->Find(id);
   if (a != nullptr && world_->begun_play) BeginPlayOf(*a);
 }
@@ -989,7 +1085,7 @@ Result<Component*> Scene::AddComponent(Guid actor, Name name, Name cls) {
   c->owner = a;
   c->registered = {info, object};
   a->components.emplace_back(c);
-  if (events_ && !world_->deferred.count(actor))
+  if (events_ && !world_->deferred.Contains(actor))
     events_->OnComponentCreated(actor, {name, {info, object}});
   return c;
 }
@@ -1050,7 +1146,7 @@ Status Scene::AddLevel(Name level) {
   if (world_->begun_play) {
     for (Guid id : world_->Ids()) {
       Actor* a = world_->Find(id);
-      if (a != nullptr && a->level == level && !world_->deferred.count(id)) BeginPlayOf(*a);
+      if (a != nullptr && a->level == level && !world_->deferred.Contains(id)) BeginPlayOf(*a);
     }
   }
   return OkStatus();

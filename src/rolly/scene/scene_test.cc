@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -252,6 +253,88 @@ TEST_F(SceneTest, ListsActorsAndComponentsAsTheirMostDerivedClass) {
   world::ActorView probe;
   ASSERT_TRUE(scene_->FindActor(G(kProbeId), &probe));
   EXPECT_EQ(probe.saving, world::Saving::kNever);
+}
+
+// The views FindActors hands over, by position (none: null), and the same through FindActor.
+struct FoundView {
+  Guid id;
+  world::Object object;
+  Name level;
+  bool spawned = false;
+  world::Saving saving = world::Saving::kWithSavedState;
+  bool player_pawn = false;
+  reflect::Transformd transform;
+  Guid owner, attach_parent;
+  Name attach_socket;
+  explicit FoundView(const world::ActorView& v)
+      : id(v.id),
+        object(v.object),
+        level(v.level),
+        spawned(v.spawned),
+        saving(v.saving),
+        player_pawn(v.player_pawn),
+        transform(v.transform),
+        owner(v.owner),
+        attach_parent(v.attach_parent),
+        attach_socket(v.attach_socket) {}
+  friend bool operator==(const FoundView& a, const FoundView& b) {
+    return a.id == b.id && a.object.cls == b.object.cls && a.object.ptr == b.object.ptr &&
+           a.level == b.level && a.spawned == b.spawned && a.saving == b.saving &&
+           a.player_pawn == b.player_pawn && a.transform == b.transform && a.owner == b.owner &&
+           a.attach_parent == b.attach_parent && a.attach_socket == b.attach_socket;
+  }
+};
+using FoundViews = std::vector<std::optional<FoundView>>;
+
+FoundViews FindEach(world::Host& host, const std::vector<Guid>& ids, bool default_call) {
+  FoundViews out;
+  auto found = [&](std::size_t k, const world::ActorView* v) {
+    EXPECT_EQ(k, out.size());
+    out.push_back(v ? std::optional<FoundView>(FoundView(*v)) : std::nullopt);
+  };
+  if (default_call) {
+    host.world::Host::FindActors(ids, found);
+  } else {
+    host.FindActors(ids, found);
+  }
+  return out;
+}
+
+FoundViews FindOneByOne(world::Host& host, const std::vector<Guid>& ids) {
+  FoundViews out;
+  for (Guid id : ids) {
+    world::ActorView v;
+    out.push_back(host.FindActor(id, &v) ? std::optional<FoundView>(FoundView(v)) : std::nullopt);
+  }
+  return out;
+}
+
+// FindActors answers as FindActor does, in order, for present and absent IDs, repeated ones and
+// more IDs than the scene looks ahead; its default (the host's) does too.
+TEST_F(SceneTest, FindActorsAnswersAsFindActorDoes) {
+  std::vector<Guid> ids = {G(kAliceId), Guid(1, 2)};
+  EXPECT_EQ(FindEach(*scene_, ids, false), FoundViews(2));  // no world: none found
+  EXPECT_EQ(FindEach(*scene_, ids, true), FoundViews(2));
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  ids.clear();
+  for (int round = 0; round < 5; ++round) {
+    for (const world::ActorView& a : Actors(Name("Main"))) {
+      ids.push_back(a.id);
+      ids.push_back(Guid(7, static_cast<std::uint64_t>(ids.size())));  // absent
+    }
+  }
+  ids.push_back(G(kCellarId));  // in a level not loaded
+  ids.push_back(Guid());
+  ASSERT_GT(ids.size(), 40u);
+  const FoundViews want = FindOneByOne(*scene_, ids);
+  EXPECT_EQ(std::count(want.begin(), want.end(), std::nullopt), 32);
+  EXPECT_EQ(FindEach(*scene_, ids, false), want);
+  EXPECT_EQ(FindEach(*scene_, ids, true), want);
+  EXPECT_TRUE(FindEach(*scene_, {}, false).empty());
+  EXPECT_TRUE(FindEach(*scene_, {}, true).empty());
+  // A shorter list than the scene looks ahead.
+  const std::vector<Guid> few = {ids[2], ids[1], ids[0]};
+  EXPECT_EQ(FindEach(*scene_, few, false), FindOneByOne(*scene_, few));
 }
 
 TEST_F(SceneTest, PlayersAreListedWithTheirPawnMarked) {

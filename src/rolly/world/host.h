@@ -23,7 +23,9 @@
 #ifndef ROLLY_WORLD_HOST_H_
 #define ROLLY_WORLD_HOST_H_
 
+#include <cstddef>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -133,6 +135,19 @@ class Host {
   virtual void ListPlayers(std::vector<PlayerView>* out) = 0;
   // The actor with `id`, if the world has it; false otherwise.
   virtual bool FindActor(Guid id, ActorView* out) = 0;
+  // FindActor for many IDs in one call: calls `found(k, view)` once for each k of `ids`, in
+  // order, with the actor with ids[k] (the view lives for the call only; keep what is needed of
+  // it) or null when the world has none: the same answers as FindActor. A load finds every saved
+  // actor this way, so a host whose look-ups wait on memory may overlap them (look up the next
+  // IDs while handing over this one). `found` may make the reading calls (ListComponents...); it
+  // does not change the world. The default calls FindActor for each ID.
+  virtual void FindActors(std::span<const Guid> ids,
+                          const std::function<void(std::size_t k, const ActorView* view)>& found) {
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      ActorView view;
+      found(k, FindActor(ids[k], &view) ? &view : nullptr);
+    }
+  }
 
   // --- Changing the world (apply)
   // Spawns an actor of `cls` with `id` in `level`, deferred: it exists and its default components

@@ -1,6 +1,7 @@
 #include "rolly/world/world.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <string>
 #include <mutex>
@@ -29,6 +30,9 @@ using record::Section;
 
 const std::vector<record::SectionId> kTableFree = {kActorSection, kComponentSection, kGlobalSection,
                                                    kPlayerSection};
+// The world's own sections, in the order LoadedGame::Check reads them with FindEach.
+constexpr record::SectionId kWorldSections[] = {kActorSection, kComponentSection, kGlobalSection,
+                                                kPlayerSection};
 
 // Whether objects of `cls` hold saved state: a saved field or a save-extra hook.
 bool HasState(const reflect::ClassInfo& cls) {
@@ -77,18 +81,20 @@ Result<std::shared_ptr<const LoadedGame>> LoadedGame::Check(std::vector<WorldChu
         return DamagedError("chunk " + where + " record " + std::to_string(i + 1) + ": " +
                             std::string(s.message()));
       };
-      ByteView b;
-      if (payload->Find(i, kActorSection, &b)) {
-        if (auto a = DecodeActor(b); !a.ok()) return bad(a.status());
+      // One walk of the record's sections finds the four (kWorldSections' order).
+      ByteView b[4];
+      const std::uint32_t found = payload->FindEach(i, kWorldSections, b);
+      if (found & 1) {
+        if (auto a = DecodeActor(b[0]); !a.ok()) return bad(a.status());
       }
-      if (payload->Find(i, kComponentSection, &b)) {
-        if (auto a = DecodeComponent(b); !a.ok()) return bad(a.status());
+      if (found & 2) {
+        if (auto a = DecodeComponent(b[1]); !a.ok()) return bad(a.status());
       }
-      if (payload->Find(i, kGlobalSection, &b)) {
-        if (auto a = DecodeGlobal(b); !a.ok()) return bad(a.status());
+      if (found & 4) {
+        if (auto a = DecodeGlobal(b[2]); !a.ok()) return bad(a.status());
       }
-      if (payload->Find(i, kPlayerSection, &b)) {
-        if (auto a = DecodePlayer(b); !a.ok()) return bad(a.status());
+      if (found & 8) {
+        if (auto a = DecodePlayer(b[3]); !a.ok()) return bad(a.status());
       }
     }
     if (c.id == kWorldChunk) {
@@ -762,7 +768,7 @@ class World::Applier : public record::ObjectLinks {
 
   void* Resolve(Guid id, const reflect::ClassInfo& cls) override {
     Object o;
-    if (const Object* found = objects_.Find(id)) {
+    if (const Object* found = Objects().Find(id)) {
       o = *found;
     } else {
       ActorView view;
@@ -777,7 +783,6 @@ class World::Applier : public record::ObjectLinks {
     if (only_level_.is_none()) {
       std::size_t records = 0;
       for (const LoadedGame::Chunk& c : game_->chunks()) records += c.payload.size();
-      objects_.Reserve(records);
       targets_.reserve(records);
       placements_.reserve(records);
     }
@@ -789,6 +794,7 @@ class World::Applier : public record::ObjectLinks {
     }
     // Placed actors held destroyed go first, then spawned actors the world lacks come back.
     if (!remove_.empty()) DropRemoved();
+    found_targets_ = targets_.size();
     host_.DestroyActors(remove_);
     report_->removed += remove_.size();
     for (Spawn& s : spawns_) {
@@ -799,7 +805,7 @@ class World::Applier : public record::ObjectLinks {
         ++report_->kept;
         continue;
       }
-      objects_.Put(s.id, view->object);
+      s.spawned = true;
       targets_.push_back({s.chunk, s.record, view->object, true});
       placements_.push_back({s.id, s.place});
       ++report_->spawned;
@@ -811,10 +817,13 @@ class World::Applier : public record::ObjectLinks {
       if (t.first_pass) ApplyOne(t);
     }
     for (Spawn& s : spawns_) {
-      if (objects_.Contains(s.id)) host_.FinishSpawn(s.id);
+      if (s.spawned || Objects().Contains(s.id)) host_.FinishSpawn(s.id);
     }
     for (std::size_t k = 0; k < targets_.size(); ++k) {
-      if (k + 8 < targets_.size()) __builtin_prefetch(targets_[k + 8].object.ptr);
+      if (k + 8 < targets_.size()) {
+        __builtin_prefetch(targets_[k + 8].object.ptr);
+        targets_[k + 8].chunk->payload.Prefetch(targets_[k + 8].record);
+      }
       const Target& t = targets_[k];
       if (!t.first_pass) ApplyOne(t);
     }
@@ -837,6 +846,7 @@ class World::Applier : public record::ObjectLinks {
     const reflect::ClassInfo* cls;
     Name level;
     Placement place;
+    bool spawned = false;  // BeginSpawn made it
   };
   struct Pending {
     const LoadedGame::Chunk* chunk;
@@ -850,6 +860,28 @@ class World::Applier : public record::ObjectLinks {
   };
 
   void Message(std::string text) { report_->messages.push_back(std::move(text)); }
+
+  // Each record's object by subject (Resolve's look-up by ID), as the finds left it: a record
+  // taken or an actor spawned sets its subject's object, in targets_ order, and the records
+  // DropRemoved drops take their subjects out. Made from targets_ the first time it is asked
+  // for, once every target is known (most applies resolve no reference by ID and never make it;
+  // one made in one go waits less on memory than one filled record by record).
+  const GuidMap<Object>& Objects() {
+    if (objects_made_) return objects_;
+    objects_made_ = true;
+    objects_.Reserve(targets_.size());
+    auto put = [&](std::size_t k) {
+      if (k + 8 < targets_.size()) {
+        const Target& ahead = targets_[k + 8];
+        objects_.Prefetch(ahead.chunk->payload.subject(ahead.record));
+      }
+      objects_.Put(targets_[k].chunk->payload.subject(targets_[k].record), targets_[k].object);
+    };
+    for (std::size_t k = 0; k < found_targets_; ++k) put(k);
+    for (Guid id : dropped_) objects_.Erase(id);
+    for (std::size_t k = found_targets_; k < targets_.size(); ++k) put(k);
+    return objects_;
+  }
 
   // A save that holds an actor destroyed and also has records of it or of its components (a file
   // no save writes): those records are not applied, as their objects go before values are set.
@@ -870,7 +902,7 @@ class World::Applier : public record::ObjectLinks {
     std::erase_if(targets_, [&](const Target& t) {
       if (!doomed.Contains(key(t.object.ptr))) return false;
       const record::CheckedPayload& records = t.chunk->payload;
-      objects_.Erase(records.subject(t.record));
+      dropped_.push_back(records.subject(t.record));
       Message("record of " +
               Describe(SavedClass(records.tables(), records.layout(t.record)),
                        records.subject(t.record)) +
@@ -895,7 +927,6 @@ class World::Applier : public record::ObjectLinks {
   }
 
   void Take(const LoadedGame::Chunk& c, std::size_t i, Object o, bool first_pass) {
-    objects_.Put(c.payload.subject(i), o);
     targets_.push_back({&c, i, o, first_pass});
   }
 
@@ -932,70 +963,90 @@ class World::Applier : public record::ObjectLinks {
   // The world chunk's actors and components. A component's record normally follows its actor's
   // (a save writes them so): it is matched against the actor found for that record, without
   // looking the actor up again. Any other component waits until every actor record was seen.
+  // The records' world sections are read first, in one walk; then every actor is found in one
+  // host call (Host::FindActors), and the records are taken in order as their actors come.
   void FindActors(const LoadedGame::Chunk& c) {
     const std::vector<Name> levels = host_.Levels();
     const Name persistent = levels.empty() ? Name() : levels.front();
+    const record::CheckedPayload& records = c.payload;
+    // kOtherLevel: an actor of a level not applied now (only_level_ set); it ends the run of
+    // components following the actor before it, as any actor record does.
+    enum class Is : std::uint8_t { kActor, kComponent, kOtherLevel };
+    struct Entry {
+      std::size_t record;
+      ByteView section;
+      Is is;
+    };
+    std::vector<Entry> entries;
+    entries.reserve(records.size());
+    std::vector<Guid> ids;  // the subjects of the kActor entries, in order
+    ids.reserve(records.size());
+    std::size_t components = 0;
+    static constexpr record::SectionId kActorOrComponent[] = {kActorSection, kComponentSection};
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      if (!record::IsKnownObjectKind(records.kind(i))) continue;
+      ByteView found[2];
+      const std::uint32_t has = records.FindEach(i, kActorOrComponent, found);
+      if (has & 1) {
+        if (!only_level_.is_none()) {
+          const ActorSection a = *DecodeActor(found[0]);
+          if ((a.level.empty() ? persistent : Name(a.level)) != only_level_) {
+            entries.push_back({i, found[0], Is::kOtherLevel});
+            continue;
+          }
+          level_actors_.Insert(records.subject(i));
+        }
+        entries.push_back({i, found[0], Is::kActor});
+        ids.push_back(records.subject(i));
+      } else if (has & 2) {
+        if (!only_level_.is_none() && !level_actors_.Contains(DecodeComponent(found[1])->actor)) {
+          continue;
+        }
+        entries.push_back({i, found[1], Is::kComponent});
+        ++components;
+      }
+    }
+    // The actor of the record before, when it is one found in the world (its view lives for the
+    // host's call handing it over, which takes the components that follow it too).
     struct Last {
       Guid id;  // none: the record before was not an actor found in the world
-      ActorView view;
+      const ActorView* view = nullptr;
     } last;
     std::vector<Matched> matched;
-    for (std::size_t i = 0; i < c.payload.size(); ++i) {
-      if (i + 8 < c.payload.size()) objects_.Prefetch(c.payload.subject(i + 8));
-      if (!record::IsKnownObjectKind(c.payload.kind(i))) continue;
-      const Guid subject = c.payload.subject(i);
-      ByteView section;
-      if (!c.payload.Find(i, kActorSection, &section)) {
-        if (!c.payload.Find(i, kComponentSection, &section)) continue;
-        ComponentSection comp = *DecodeComponent(section);
-        if (!only_level_.is_none() && !level_actors_.Contains(comp.actor)) continue;
+    matched.reserve(components);
+    std::size_t at = 0;  // the next entry to take
+    // Takes the entries up to the next actor's.
+    auto take_components = [&] {
+      for (; at < entries.size() && entries[at].is != Is::kActor; ++at) {
+        const Entry& e = entries[at];
+        if (e.is == Is::kOtherLevel) {
+          last.id = Guid();
+          continue;
+        }
+        ComponentSection comp = *DecodeComponent(e.section);
         // Matched now when it follows its actor's record; taken below, after every actor, as
         // the others are.
         if (!last.id.is_none() && comp.actor == last.id) {
-          if (const Object found = MatchComponent(c, i, comp, last.view)) {
-            matched.push_back({i, found});
+          if (const Object found = MatchComponent(c, e.record, comp, *last.view)) {
+            matched.push_back({e.record, found});
           }
         } else {
-          pending_components_.push_back({&c, i, std::move(comp)});
+          pending_components_.push_back({&c, e.record, std::move(comp)});
         }
-        continue;
       }
-      last.id = Guid();
-      Name saved = SavedClass(c.payload.tables(), c.payload.layout(i));
-      ActorSection a = *DecodeActor(section);
-      const Name actor_level = a.level.empty() ? persistent : Name(a.level);
-      if (!only_level_.is_none() && actor_level != only_level_) continue;
-      if (!only_level_.is_none()) level_actors_.Insert(subject);
-      ActorView view;
-      const bool present = host_.FindActor(subject, &view);
-      if (a.destroyed) {
-        if (present && !view.spawned) remove_.push_back(subject);
-        if (std::find(levels.begin(), levels.end(), actor_level) == levels.end()) {
-          ++report_->kept;  // a level not loaded: written back by the next save
-        }
-        continue;
-      }
-      if (present) {
-        last = {subject, view};
-        if (!SameClass(registry_, saved, view.object.cls)) {
-          Mismatch(saved, subject, view.object.cls);
-          continue;
-        }
-        Take(c, i, view.object, false);
-        placements_.push_back({subject, PlacementOf(a)});
-        continue;
-      }
-      const reflect::ClassInfo* cls = registry_.FindClass(saved);
-      const bool level_loaded =
-          std::find(levels.begin(), levels.end(), actor_level) != levels.end();
-      if (!a.spawned || cls == nullptr || !level_loaded) {
-        Message("actor " + Describe(saved, subject) + " is not there: its record is kept");
-        ++report_->kept;
-        continue;
-      }
-      spawning_.Insert(subject);
-      spawns_.push_back({&c, i, subject, cls, actor_level, PlacementOf(a)});
-    }
+    };
+    take_components();
+    host_.FindActors(ids, [&](std::size_t k, const ActorView* view) {
+      const Entry& e = entries[at];
+      // Invariant: the host hands the actors over in the order asked, one call each.
+      assert(e.is == Is::kActor && records.subject(e.record) == ids[k]);
+      (void)k;
+      ++at;
+      last = Last();
+      TakeActor(c, e.record, e.section, view, levels, persistent, &last.id);
+      if (!last.id.is_none()) last.view = view;
+      take_components();
+    });
     // The components listed stay valid only while nothing changes.
     listed_for_ = Guid();
     // Components of actors there now, in record order, those matched already and the others
@@ -1014,6 +1065,40 @@ class World::Applier : public record::ObjectLinks {
     }
     for (; next != matched.end(); ++next) Take(c, next->record, next->object, false);
     pending_components_ = std::move(later);
+  }
+
+  // Actor record `i` of `c` (its ACTR section `section`), found in the world as `view` (null:
+  // not there). `*last` gets its ID when components following it may be matched against `view`.
+  void TakeActor(const LoadedGame::Chunk& c, std::size_t i, ByteView section, const ActorView* view,
+                 const std::vector<Name>& levels, Name persistent, Guid* last) {
+    const Guid subject = c.payload.subject(i);
+    const Name saved = SavedClass(c.payload.tables(), c.payload.layout(i));
+    const ActorSection a = *DecodeActor(section);
+    const Name actor_level = a.level.empty() ? persistent : Name(a.level);
+    const bool level_loaded = std::find(levels.begin(), levels.end(), actor_level) != levels.end();
+    if (a.destroyed) {
+      if (view != nullptr && !view->spawned) remove_.push_back(subject);
+      if (!level_loaded) ++report_->kept;  // a level not loaded: written back by the next save
+      return;
+    }
+    if (view != nullptr) {
+      *last = subject;
+      if (!SameClass(registry_, saved, view->object.cls)) {
+        Mismatch(saved, subject, view->object.cls);
+        return;
+      }
+      Take(c, i, view->object, false);
+      placements_.push_back({subject, PlacementOf(a)});
+      return;
+    }
+    const reflect::ClassInfo* cls = registry_.FindClass(saved);
+    if (!a.spawned || cls == nullptr || !level_loaded) {
+      Message("actor " + Describe(saved, subject) + " is not there: its record is kept");
+      ++report_->kept;
+      return;
+    }
+    spawning_.Insert(subject);
+    spawns_.push_back({&c, i, subject, cls, actor_level, PlacementOf(a)});
   }
 
   void FindComponent(const Pending& p) {
@@ -1139,7 +1224,13 @@ class World::Applier : public record::ObjectLinks {
   std::vector<Pending> pending_components_;
   std::vector<Guid> remove_;
   std::vector<std::pair<Guid, Placement>> placements_;
+  // Objects(): made from targets_, whose first found_targets_ are the finds' (those DropRemoved
+  // kept; `dropped_` the subjects of those it dropped) and the rest the spawns' and the
+  // components' of spawned actors.
   GuidMap<Object> objects_;
+  bool objects_made_ = false;
+  std::size_t found_targets_ = 0;
+  std::vector<Guid> dropped_;
   std::map<const LoadedGame::Chunk*, std::unique_ptr<record::Applier>> appliers_;
   // The components of actor `listed_for_` (none: no list held).
   Guid listed_for_;
