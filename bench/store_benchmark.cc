@@ -14,14 +14,16 @@
 // writes), an even number of pairs per repetition. After the store's Save+Flush comes an untimed
 // fdatasync of its two slot index copies: the store overwrites its index without fsync and leaves
 // the write-back to the system, which would otherwise land in the next fsync, the peer's in every
-// other pair. In a game, saves are minutes apart and that write-back ends in the background, on
-// no one's critical path; its time is printed beside the ratio, per save. The disk under $TMPDIR switches for seconds at a time between states (fsync ~1.4 ms or
-// ~12 ms), so two separate benchmarks' best repetitions can come from different states, and their
-// ratio swung from 1.04 to 1.6 between runs with no code change; a pair meets one state. A
-// repetition is a fixed number of pairs (see kSaveSizes); its ratio is its sum of store times over
-// its sum of peer times, and the judged ratio is the median of those over the repetitions, shown
-// with their range; the median ratio of every single pair is shown too. The ratio still depends
-// on the state: the store's fixed costs weigh more when fsync is fast.
+// other pair. In a game, saves are minutes apart and that write-back ends in the background, on no
+// one's critical path; its time is printed beside the ratio, per save. Each repetition starts with
+// an untimed sync(), so what the entries run before it left unwritten lands on neither side. The
+// disk under $TMPDIR switches for seconds at a time between states (fsync ~1.4 ms or ~12 ms), so
+// two separate benchmarks' best repetitions can come from different states, and their ratio swung
+// from 1.04 to 1.6 between runs with no code change; a pair meets one state. A repetition is a
+// fixed number of pairs (see kSaveSizes); its ratio is its sum of store times over its sum of peer
+// times, and the judged ratio is the median of those over the repetitions, shown with their range;
+// the median ratio of every single pair is shown too. The ratio still depends on the state: the
+// store's fixed costs weigh more when fsync is fast.
 //
 // For information, the store and the peer also run as separate benchmarks (best repetition over
 // best repetition, as the target was judged before), with the save timed only until its own
@@ -370,6 +372,9 @@ void BM_PairedSave(benchmark::State& state, std::size_t s) {
   const File& source = save_fixture->file[s];
   const Bytes& bytes = save_fixture->written[s];
   PairedCall call{s, 0, 0, 0, 0, {}, 0};
+  // What the entries run before this one left for the disk to write (random interleaving puts
+  // any of them here) is written now, untimed: the first pair, the store's, would pay for it.
+  ::sync();
   call.pair_ratios.reserve(static_cast<std::size_t>(state.max_iterations));
   bool store_first = true;
   const auto timed = [](auto&& save, double& seconds) {
