@@ -44,8 +44,11 @@
 // buffer, the library's way), and Scene::OpenMap of the same map without a save (the host's own
 // cost of building 95,000 placed actors from JSON, which an engine pays for any map change). The
 // target is judged on (load - decompression - OpenMap) / actors <= 300 ns: what is left is the
-// library's reading, verifying, checking, removing, respawning and applying. For information:
-// format::Verify and format::Read of the file, and the load's own read/apply split.
+// library's reading, verifying, checking, removing, respawning and applying. The same is shown
+// by the load's own clocks (LoadOutcome: read and check, then set values; the fastest run, less
+// the decompression), which leave the map's opening out rather than subtract an OpenMap measured
+// apart, whose time swings by a third between runs here. For information: format::Verify and
+// format::Read of the file, and the last load's own read/apply split.
 //
 // Bytes: the file the store wrote (zstd level 3) / actors <= 60; raw record bytes / actors too.
 //
@@ -299,6 +302,8 @@ struct Env {
   double best_save = 0, best_save_capture = 0, best_save_to_callback = 0, best_save_after = 0;
   game::SaveOutcome save_outcome;
   game::LoadOutcome load_outcome;
+  // The fastest load by its own clocks: reading and checking plus setting values (seconds).
+  double best_own_load = 0;
 
   // The best time to Forget and destroy a capture (the whole save does it on the game thread when
   // its callback runs; the capture stage does not count it).
@@ -762,7 +767,12 @@ void BM_Load(benchmark::State& state) {
     env->loads->Load(kSlot, {}, [&](Result<game::LoadOutcome> r) {
       called = true;
       ok = r.ok();
-      if (ok) env->load_outcome = *r;
+      if (ok) {
+        env->load_outcome = *r;
+        const double own =
+            std::chrono::duration<double>(r->read_time + r->apply_time).count();
+        if (env->best_own_load == 0 || own < env->best_own_load) env->best_own_load = own;
+      }
     });
     env->mailbox.DrainUntil([&called] { return called; }, Clock::now() + kWait);
     if (!called || !ok) {
@@ -927,6 +937,13 @@ void PrintSummary(const CapturingReporter& rep) {
               timing("Load/Decompress").c_str(), Cell(ns_per_actor(decompress)).c_str());
   std::printf("  = the library's part             %9.2f ms  %7s ns/actor  target <= 300   %s\n",
               load_left * 1e3, Cell(load_ns).c_str(), Mark(load_ns, 300, false));
+  // The same by the load's own clocks, which leave the map's opening out instead of subtracting
+  // an OpenMap measured apart (whose time swings by a third between runs on this machine).
+  const double own = env->best_own_load > 0 && decompress > 0 ? env->best_own_load - decompress : 0;
+  std::printf("  = by the load's own clocks        %9.2f ms  %7s ns/actor  target <= 300   %s\n"
+              "    (fastest run's read + check + set values, less the decompression; the host's\n"
+              "     spawns and destroys inside setting values count, its map's opening does not)\n",
+              own * 1e3, Cell(ns_per_actor(own)).c_str(), Mark(ns_per_actor(own), 300, false));
   std::printf("    for information: format::Verify %s, format::Read %s (%.2f ms, %.2f ms)\n",
               timing("Load/Verify").c_str(), timing("Load/Read").c_str(), ms("Load/Verify"),
               ms("Load/Read"));
