@@ -78,6 +78,12 @@ using ::testing::Not;
 // Where OnSaved hooks note the objects they ran on (the tests' own classes below), when set.
 std::vector<const void*>* g_saved = nullptr;
 
+// What each of those hooks does: notes `self` there and counts the hook.
+void NoteSaved(const void* self, int* saved) {
+  if (g_saved) g_saved->push_back(self);
+  ++*saved;
+}
+
 // An object the game registers by name (World::Register), with an OnLoaded hook.
 class Settings {
  public:
@@ -115,10 +121,7 @@ class PlaqueComponent : public Component {
 // A plaque with an OnSaved hook.
 class HookedPlaque : public PlaqueComponent {
  public:
-  void Saved() {
-    if (g_saved) g_saved->push_back(this);
-    ++saved;
-  }
+  void Saved() { NoteSaved(this, &saved); }
   int saved = 0;
 };
 
@@ -142,8 +145,7 @@ class HookedCrate : public Crate {
  public:
   void PreSave() { ++pre_saves; }
   void Saved() {
-    if (g_saved) g_saved->push_back(this);
-    ++saved;
+    NoteSaved(this, &saved);
     if (on_saved) on_saved();
   }
   int pre_saves = 0;
@@ -155,27 +157,18 @@ class HookedCrate : public Crate {
 // a game-instance subsystem (outlives every map) and a player controller.
 class HookedWeather : public Weather {
  public:
-  void Saved() {
-    if (g_saved) g_saved->push_back(this);
-    ++saved;
-  }
+  void Saved() { NoteSaved(this, &saved); }
   int saved = 0;
 };
 class HookedJournal : public Subsystem {
  public:
-  void Saved() {
-    if (g_saved) g_saved->push_back(this);
-    ++saved;
-  }
+  void Saved() { NoteSaved(this, &saved); }
   std::int32_t pages = 0;
   int saved = 0;
 };
 class HookedController : public SamplePlayerController {
  public:
-  void Saved() {
-    if (g_saved) g_saved->push_back(this);
-    ++saved;
-  }
+  void Saved() { NoteSaved(this, &saved); }
   int saved = 0;
 };
 
@@ -183,10 +176,7 @@ class HookedController : public SamplePlayerController {
 class LedgerEntry {
  public:
   virtual ~LedgerEntry() = default;
-  void Saved() {
-    if (g_saved) g_saved->push_back(this);
-    ++saved;
-  }
+  void Saved() { NoteSaved(this, &saved); }
   std::int32_t amount = 0;
   int saved = 0;
 };
