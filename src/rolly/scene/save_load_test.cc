@@ -27,6 +27,7 @@
 #include <optional>
 #include <ostream>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -987,6 +988,43 @@ TEST_F(SaveLoadTest, ASaveMadeOnAWorkerWritesTheWorldAsItWasWhenAsked) {
     EXPECT_EQ(chunks[i].key(), want[i].key);
     EXPECT_EQ(chunks[i].data(), want[i].payload) << "chunk " << i;
   }
+}
+
+// A host whose FindActors breaks its contract (here: answers in reverse order) does not make a
+// load read past its records: answers out of order are ignored, the actors not answered in order
+// are taken as not there (their records kept), and the report says so.
+TEST_F(SaveLoadTest, AHostAnsweringFindActorsOutOfOrderCostsOnlyThoseActors) {
+  class ReversedScene : public Scene {
+   public:
+    using Scene::Scene;
+    void FindActors(std::span<const Guid> ids,
+                    const std::function<void(std::size_t, const world::ActorView*)>& found)
+        override {
+      for (std::size_t k = ids.size(); k-- > 0;) {
+        world::ActorView view;
+        found(k, FindActor(ids[k], &view) ? &view : nullptr);
+      }
+      found(ids.size(), nullptr);  // and one past the end
+    }
+  };
+  auto a = NewGame();
+  ASSERT_OK(a->scene.Start(kSmallMap));
+  a->scene.FindActorAs<Character>(G(kHeroId))->health = 12;
+  ASSERT_OK(SaveNow(*a, "r"));
+
+  ReversedScene scene(*registry_);
+  store::Store store(backend_, workers_, mailbox_);
+  game::SaveSystem saves(store, scene, *registry_, mailbox_, workers_);
+  scene.AddMap(kSmallMap, SmallMap());
+  ASSERT_OK(scene.Start(kSmallMap));
+  std::optional<Result<LoadOutcome>> got;
+  saves.Load("r", {.map = MapChoice::kKeepCurrentMap},
+             [&](Result<LoadOutcome> r) { got.emplace(std::move(r)); });
+  ASSERT_OK(saves.Flush(Deadline()));
+  ASSERT_TRUE(got.has_value());
+  ASSERT_OK(got->status());
+  EXPECT_THAT(Lines((*got)->report.messages), HasSubstr("FindActors answered 1 of"));
+  EXPECT_GE((*got)->report.kept, 1u);
 }
 
 TEST_F(SaveLoadTest, RecordsOfAbsentObjectsAreKeptAndWrittenBack) {

@@ -140,7 +140,8 @@ class Host {
   // it) or null when the world has none: the same answers as FindActor. A load finds every saved
   // actor this way, so a host whose look-ups wait on memory may overlap them (look up the next
   // IDs while handing over this one). `found` may make the reading calls (ListComponents...); it
-  // does not change the world. The default calls FindActor for each ID.
+  // does not change the world. The default calls FindActor for each ID. (A load ignores an answer
+  // out of that order and takes each actor not answered in order as not there, reporting it.)
   virtual void FindActors(std::span<const Guid> ids,
                           const std::function<void(std::size_t k, const ActorView* view)>& found) {
     for (std::size_t k = 0; k < ids.size(); ++k) {

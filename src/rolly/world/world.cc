@@ -1036,17 +1036,34 @@ class World::Applier : public record::ObjectLinks {
       }
     };
     take_components();
-    host_.FindActors(ids, [&](std::size_t k, const ActorView* view) {
+    // The host answers for each actor once, in the order asked. An answer out of that order (a
+    // host breaking its contract) is ignored, and each actor it did not answer for in order is
+    // taken as not there: its record is kept, and nothing reads past the entries.
+    std::size_t answered = 0;
+    std::size_t ignored = 0;
+    auto take_actor = [&](const ActorView* view) {
       const Entry& e = entries[at];
-      // Invariant: the host hands the actors over in the order asked, one call each.
-      assert(e.is == Is::kActor && records.subject(e.record) == ids[k]);
-      (void)k;
       ++at;
+      ++answered;
       last = Last();
       TakeActor(c, e.record, e.section, view, levels, persistent, &last.id);
       if (!last.id.is_none()) last.view = view;
       take_components();
+    };
+    host_.FindActors(ids, [&](std::size_t k, const ActorView* view) {
+      if (k != answered || answered >= ids.size()) {
+        ++ignored;
+        return;
+      }
+      take_actor(view);
     });
+    if (answered < ids.size() || ignored > 0) {
+      Message("the host's FindActors answered " + std::to_string(answered) + " of " +
+              std::to_string(ids.size()) + " actors in the order asked (" +
+              std::to_string(ignored) + " answers out of order ignored): the others are taken as "
+              "not there");
+    }
+    while (answered < ids.size()) take_actor(nullptr);
     // The components listed stay valid only while nothing changes.
     listed_for_ = Guid();
     // Components of actors there now, in record order, those matched already and the others
