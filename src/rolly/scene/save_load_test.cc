@@ -404,6 +404,26 @@ class SaveLoadTest : public ::testing::Test {
     ASSERT_NE(registry_, nullptr);
   }
 
+  // Saves `g` into `slot` and runs `meanwhile` while the save is being written (before its
+  // callback can run); once it is written, returns the objects whose OnSaved hooks ran, in order.
+  std::vector<const void*> SaveWhile(Game& g, std::string_view slot,
+                                     const std::function<void()>& meanwhile) {
+    std::vector<const void*> saved;
+    g_saved = &saved;
+    std::optional<Result<SaveOutcome>> got;
+    g.saves.Save(slot, {}, [&](Result<SaveOutcome> r) { got.emplace(std::move(r)); });
+    EXPECT_FALSE(got.has_value()) << "the save is still being written";
+    meanwhile();
+    EXPECT_OK(g.saves.Flush(Deadline()));
+    g_saved = nullptr;
+    if (!got.has_value()) {
+      ADD_FAILURE() << "no callback";
+    } else {
+      EXPECT_OK(got->status());
+    }
+    return saved;
+  }
+
   std::unique_ptr<Game> NewGame(const reflect::TypeRegistry* registry = nullptr) {
     auto g =
         std::make_unique<Game>(registry ? *registry : *registry_, backend_, mailbox_, workers_);
@@ -1602,19 +1622,12 @@ TEST_F(SaveLoadTest, ObjectsDestroyedWhileTheirSaveIsWrittenGetNoSavedHook) {
   const void* doomed_at = doomed;
   const void* carrier_at = carrier;
   const void* carried_at = carried;
-  std::vector<const void*> saved;
-  g_saved = &saved;
-  std::optional<Result<SaveOutcome>> got;
-  g->saves.Save("d", {}, [&](Result<SaveOutcome> r) { got.emplace(std::move(r)); });
-  ASSERT_FALSE(got.has_value()) << "the save is still being written";
-  EXPECT_EQ(doomed->pre_saves, 1);
-  g->scene.DestroyActor(doomed->id);
-  g->scene.DestroyActor(carrier->id);
-  g->saves.world().Unregister(Name("let_go"));
-  ASSERT_OK(g->saves.Flush(Deadline()));
-  g_saved = nullptr;
-  ASSERT_TRUE(got.has_value());
-  ASSERT_OK(got->status());
+  const std::vector<const void*> saved = SaveWhile(*g, "d", [&] {
+    EXPECT_EQ(doomed->pre_saves, 1);
+    g->scene.DestroyActor(doomed->id);
+    g->scene.DestroyActor(carrier->id);
+    g->saves.world().Unregister(Name("let_go"));
+  });
   EXPECT_THAT(saved, Not(Contains(doomed_at)));
   EXPECT_THAT(saved, Not(Contains(carrier_at)));
   EXPECT_THAT(saved, Not(Contains(carried_at)));
@@ -1677,16 +1690,9 @@ TEST_F(SaveLoadTest, AMapOpenedWhileTheSaveIsWrittenEndsTheOldWorldsHooks) {
   const void* crate_at = crate;
   Settings stays;
   ASSERT_OK(g->saves.world().Register(Name("stays"), {registry_->FindClass<Settings>(), &stays}));
-  std::vector<const void*> saved;
-  g_saved = &saved;
-  std::optional<Result<SaveOutcome>> got;
-  g->saves.Save("m", {}, [&](Result<SaveOutcome> r) { got.emplace(std::move(r)); });
-  ASSERT_FALSE(got.has_value()) << "the save is still being written";
-  ASSERT_OK(g->scene.OpenMap(kSmallMap));
-  ASSERT_OK(g->saves.Flush(Deadline()));
-  g_saved = nullptr;
-  ASSERT_TRUE(got.has_value());
-  ASSERT_OK(got->status());
+  const std::vector<const void*> saved = SaveWhile(*g, "m", [&] {
+    ASSERT_OK(g->scene.OpenMap(kSmallMap));
+  });
   EXPECT_THAT(saved, Not(Contains(crate_at)));
   EXPECT_EQ(stays.saved, 1);
 }
@@ -1715,16 +1721,9 @@ TEST_F(SaveLoadTest, AMapOpenedWhileTheSaveIsWrittenEndsTheHooksOfItsGlobalsAndP
 
   const void* weather_at = weather;
   const void* controller_at = controller;
-  std::vector<const void*> saved;
-  g_saved = &saved;
-  std::optional<Result<SaveOutcome>> got;
-  g->saves.Save("m", {}, [&](Result<SaveOutcome> r) { got.emplace(std::move(r)); });
-  ASSERT_FALSE(got.has_value()) << "the save is still being written";
-  ASSERT_OK(g->scene.OpenMap(kSmallMap));
-  ASSERT_OK(g->saves.Flush(Deadline()));
-  g_saved = nullptr;
-  ASSERT_TRUE(got.has_value());
-  ASSERT_OK(got->status());
+  const std::vector<const void*> saved = SaveWhile(*g, "m", [&] {
+    ASSERT_OK(g->scene.OpenMap(kSmallMap));
+  });
   EXPECT_EQ(journal->saved, 2) << "the game instance's subsystem outlives the map";
   EXPECT_THAT(saved, ElementsAre(journal));
   EXPECT_THAT(saved, Not(Contains(weather_at)));
@@ -1744,16 +1743,9 @@ TEST_F(SaveLoadTest, AnOwnedObjectsSavedHookRunsOnlyWhileItsOwnerIsThere) {
   doomed->entry = std::make_unique<LedgerEntry>();
   const LedgerEntry* kept_entry = kept->entry.get();
   const void* doomed_entry = doomed->entry.get();
-  std::vector<const void*> saved;
-  g_saved = &saved;
-  std::optional<Result<SaveOutcome>> got;
-  g->saves.Save("o", {}, [&](Result<SaveOutcome> r) { got.emplace(std::move(r)); });
-  ASSERT_FALSE(got.has_value()) << "the save is still being written";
-  g->scene.DestroyActor(doomed->id);
-  ASSERT_OK(g->saves.Flush(Deadline()));
-  g_saved = nullptr;
-  ASSERT_TRUE(got.has_value());
-  ASSERT_OK(got->status());
+  const std::vector<const void*> saved = SaveWhile(*g, "o", [&] {
+    g->scene.DestroyActor(doomed->id);
+  });
   EXPECT_EQ(kept_entry->saved, 1);
   EXPECT_THAT(saved, ElementsAre(kept_entry));
   EXPECT_THAT(saved, Not(Contains(doomed_entry)));
