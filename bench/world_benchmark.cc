@@ -927,6 +927,7 @@ void PrintSummary(const CapturingReporter& rep) {
       "    and the held-save swap when its check arrived meanwhile) %.2f ms; %zu records\n",
       env->best_save_capture * 1e3, env->best_save_to_callback * 1e3, env->best_save_after * 1e3,
       env->save_outcome.records);
+  std::fputs(rolly::bench::FreePageReportingNote().c_str(), stdout);
 
   std::printf("\nLoad (Load(kOpenSavedMap) -> callback, into a second scene)\n");
   std::printf("  whole load                       %s  %7s ns/actor\n", timing("Load/Whole").c_str(),
