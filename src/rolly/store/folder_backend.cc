@@ -106,8 +106,15 @@ Status FolderBackend::DoWrite(const FileName& name, const std::vector<Bytes>& pi
   // which answers NoSpace itself if the disk is full.
   std::uint64_t size = front != nullptr ? front->size() : 0;
   for (const Bytes& piece : pieces) size += piece.size();
-  const Result<std::uint64_t> free = fs_->FreeSpace(folder_);
-  if (free.ok() && (*free < margin_ || *free - margin_ < size)) {
+  Result<std::uint64_t> free = fs_->FreeSpace(folder_);
+  const auto short_of_space = [&] { return free.ok() && (*free < margin_ || *free - margin_ < size); };
+  if (short_of_space() && !stale_temps_.empty()) {
+    // Temporary files earlier failures left hold space this write may need: their removal, due
+    // after this write answers, is tried now instead (only on this path, short of space).
+    RemoveStaleTemps();
+    free = fs_->FreeSpace(folder_);
+  }
+  if (short_of_space()) {
     return NoSpaceError(fmt::format("{} needs {} bytes and {} to spare; {} bytes are free",
                                     folder_, size, margin_, *free));
   }

@@ -17,8 +17,8 @@
 // Ok means all five steps worked. A failed step fails the write: NoSpace when the disk or quota is
 // full, StorageFailed otherwise (a failed fsync included: it never reports success, and is never
 // retried). After a failure before step 4 the file keeps its old bytes, and the temporary file is
-// removed (best effort; a temporary file that could not be removed is retried before the next
-// write). After a failed step 5 the file may hold the new bytes now yet the old after a power cut.
+// removed (best effort; a temporary file that could not be removed is retried after each later
+// write has answered, or at once by a write that finds too little free space). After a failed step 5 the file may hold the new bytes now yet the old after a power cut.
 // Nothing is unlinked on the success path. A write with a late front answers only once its front
 // is set, whatever step failed.
 //

@@ -185,6 +185,28 @@ TEST_F(FolderBackendTest, ATemporaryFileAFailedWriteLeftGoesAfterTheNextWriteAns
   EXPECT_THAT(Entries(*sim, "/saves"), ElementsAre("rolly.slot.b.a.rsav"));
 }
 
+TEST_F(FolderBackendTest, AWriteShortOfSpaceRemovesALeftTemporaryFileFirst) {
+  // 1,000 bytes of disk, no margin: "b" holds 100, the failed write of "a" leaves 500 in its
+  // temporary file, so 400 are free; a write of 700 fits only once that file is gone.
+  auto sim = std::make_shared<SimulatedFileSystem>(1000);
+  FolderBackend backend("/saves", FolderBackendOptions{sim, /*free_space_margin=*/0});
+  ASSERT_OK(WriteNow(backend, Slot("b"), PatternBytes(100, 1)));
+  sim->FailAfterStep(sim->steps() + 3);  // the fsync of "a", and every removal after it
+  EXPECT_THAT(WriteNow(backend, Slot("a"), PatternBytes(500, 2)),
+              StatusIs(StatusCode::kStorageFailed));
+  Settle(backend);
+  sim->ClearFailure();
+  ASSERT_THAT(Entries(*sim, "/saves"),
+              ElementsAre("rolly.slot.a.a.rsav.tmp", "rolly.slot.b.a.rsav"));
+  ASSERT_OK_AND_ASSIGN(std::uint64_t free, sim->FreeSpace("/saves"));
+  ASSERT_EQ(free, 400u);
+  EXPECT_OK(WriteNow(backend, Slot("c"), PatternBytes(700, 3)));
+  EXPECT_THAT(Entries(*sim, "/saves"), ElementsAre("rolly.slot.b.a.rsav", "rolly.slot.c.a.rsav"));
+  // One byte more than the disk can hold with the file gone is still NoSpace, and changes nothing.
+  EXPECT_THAT(WriteNow(backend, Slot("d"), PatternBytes(201, 4)), StatusIs(StatusCode::kNoSpace));
+  EXPECT_OK(WriteNow(backend, Slot("d"), PatternBytes(200, 4)));
+}
+
 TEST_F(FolderBackendTest, CallbacksRunOnTheIoThreadNotTheCaller) {
   FolderBackend backend(dir_.path());
   std::promise<std::thread::id> answered;
