@@ -11,6 +11,7 @@
 #define ROLLY_CORE_BYTES_H_
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -49,6 +50,27 @@ inline std::uint64_t ZigZagEncode(std::int64_t v) {
 }
 inline std::int64_t ZigZagDecode(std::uint64_t v) {
   return static_cast<std::int64_t>((v >> 1) ^ (~(v & 1) + 1));
+}
+
+// Little-endian loads and stores of unsigned integers: one move on a little-endian machine (a
+// byte loop is not always merged into one by the compiler), the bytes in order elsewhere.
+template <typename T>
+inline T LoadLE(const std::uint8_t* p) {
+  T r = 0;
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(&r, p, sizeof r);
+  } else {
+    for (std::size_t i = 0; i < sizeof(T); ++i) r |= static_cast<T>(static_cast<T>(p[i]) << (8 * i));
+  }
+  return r;
+}
+template <typename T>
+inline void StoreLE(std::uint8_t* p, T v) {
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(p, &v, sizeof v);
+  } else {
+    for (std::size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+  }
 }
 
 // Appends to a Bytes it does not own. The target must outlive the writer.
@@ -103,20 +125,17 @@ class ByteWriter {
  private:
   template <typename T>
   void Fixed(T v) {
-    // Written in place (one store once inlined), not through Append's memcpy of a run-time size.
-    const std::size_t at = out_->size();
-    if (out_->capacity() - at < sizeof(T))
-      out_->reserve(std::max(at + sizeof(T), 2 * out_->capacity()));
-    out_->resize(at + sizeof(T));
-    std::uint8_t* p = out_->data() + at;
-    for (std::size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+    std::uint8_t p[sizeof(T)];
+    StoreLE(p, v);
+    Append(p, sizeof(T));
   }
-  // Grows the buffer geometrically and copies: cheaper than a range insert for small writes.
+  // Grows the buffer geometrically, then copies the bytes in at the end. A range insert, not
+  // resize + memcpy: resize value-initializes the new bytes first, one by one for small counts,
+  // which cost more than the copy itself in every capture's small writes.
   void Append(const std::uint8_t* data, std::size_t n) {
     const std::size_t at = out_->size();
     if (out_->capacity() - at < n) out_->reserve(std::max(at + n, 2 * out_->capacity()));
-    out_->resize(at + n);
-    if (n != 0) std::memcpy(out_->data() + at, data, n);
+    out_->insert(out_->end(), data, data + n);
   }
 
   Bytes* out_;
@@ -193,10 +212,7 @@ class ByteReader {
     if (!ok_ || sizeof(T) > bytes_.size() - pos_) return Fail();
     const std::uint8_t* b = bytes_.data() + pos_;
     pos_ += sizeof(T);
-    T r = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i)
-      r |= static_cast<T>(static_cast<T>(b[i]) << (8 * i));
-    *v = r;
+    *v = LoadLE<T>(b);
     return true;
   }
 
@@ -206,28 +222,12 @@ class ByteReader {
 };
 
 // Little-endian loads and stores on raw memory, for fixed layouts such as the file prelude.
-inline std::uint64_t LoadU64(const std::uint8_t* p) {
-  std::uint64_t r = 0;
-  for (int i = 7; i >= 0; --i) r = (r << 8) | p[i];
-  return r;
-}
-inline std::uint32_t LoadU32(const std::uint8_t* p) {
-  return static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 |
-         static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24;
-}
-inline std::uint16_t LoadU16(const std::uint8_t* p) {
-  return static_cast<std::uint16_t>(p[0] | p[1] << 8);
-}
-inline void StoreU64(std::uint8_t* p, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
-inline void StoreU32(std::uint8_t* p, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
-inline void StoreU16(std::uint8_t* p, std::uint16_t v) {
-  p[0] = static_cast<std::uint8_t>(v);
-  p[1] = static_cast<std::uint8_t>(v >> 8);
-}
+inline std::uint64_t LoadU64(const std::uint8_t* p) { return LoadLE<std::uint64_t>(p); }
+inline std::uint32_t LoadU32(const std::uint8_t* p) { return LoadLE<std::uint32_t>(p); }
+inline std::uint16_t LoadU16(const std::uint8_t* p) { return LoadLE<std::uint16_t>(p); }
+inline void StoreU64(std::uint8_t* p, std::uint64_t v) { StoreLE(p, v); }
+inline void StoreU32(std::uint8_t* p, std::uint32_t v) { StoreLE(p, v); }
+inline void StoreU16(std::uint8_t* p, std::uint16_t v) { StoreLE(p, v); }
 
 }  // namespace rolly
 
