@@ -61,7 +61,12 @@ static void MakePlan(const ClassInfo* cls, ClassPlan* plan, bool (*keep)(Propert
 }
 
 const ClassPlan& ClassInfo::Plan() const {
-  std::call_once(plan_once_, [this] { MakePlan(this, &plan_, &IsSaved); });
+  if (!plan_ready_.load(std::memory_order_acquire)) {
+    std::call_once(plan_once_, [this] {
+      MakePlan(this, &plan_, &IsSaved);
+      plan_ready_.store(true, std::memory_order_release);
+    });
+  }
   return plan_;
 }
 

@@ -51,6 +51,7 @@
 
 #include <array>
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -194,6 +195,8 @@ class ClassInfo {
   std::function<void(const void*, ExtraWriter&)> write_extra_;
   std::function<void(void*, ExtraReader&)> read_extra_;
   mutable std::once_flag plan_once_;
+  // Set once plan_ is made: every later Plan() is one load (every captured object asks).
+  mutable std::atomic<bool> plan_ready_{false};
   mutable ClassPlan plan_;
   mutable std::once_flag whole_plan_once_;
   mutable ClassPlan whole_plan_;
