@@ -107,7 +107,9 @@ Status FolderBackend::DoWrite(const FileName& name, const std::vector<Bytes>& pi
   std::uint64_t size = front != nullptr ? front->size() : 0;
   for (const Bytes& piece : pieces) size += piece.size();
   Result<std::uint64_t> free = fs_->FreeSpace(folder_);
-  const auto short_of_space = [&] { return free.ok() && (*free < margin_ || *free - margin_ < size); };
+  const auto short_of_space = [&] {
+    return free.ok() && (*free < margin_ || *free - margin_ < size);
+  };
   if (short_of_space() && !stale_temps_.empty()) {
     // Temporary files earlier failures left hold space this write may need: their removal, due
     // after this write answers, is tried now instead (only on this path, short of space).

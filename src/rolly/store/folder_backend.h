@@ -18,7 +18,8 @@
 // full, StorageFailed otherwise (a failed fsync included: it never reports success, and is never
 // retried). After a failure before step 4 the file keeps its old bytes, and the temporary file is
 // removed (best effort; a temporary file that could not be removed is retried after each later
-// write has answered, or at once by a write that finds too little free space). After a failed step 5 the file may hold the new bytes now yet the old after a power cut.
+// write has answered, or at once by a write that finds too little free space). After a failed
+// step 5 the file may hold the new bytes now yet the old after a power cut.
 // Nothing is unlinked on the success path. A write with a late front answers only once its front
 // is set, whatever step failed.
 //
@@ -120,8 +121,8 @@ class FolderBackend : public Backend {
   Status WriteTemp(const std::string& temp, const std::vector<Bytes>& pieces, LateFront* front);
   Status OverwriteInPlace(const std::string& path, const std::vector<Bytes>& pieces);
   void RemoveTemp(const std::string& temp);
-  // Tries again to remove the temporary files failed writes left (after a write has answered, so
-  // no unlink is ever on a save's way to its answer).
+  // Tries again to remove the temporary files failed writes left: after a write has answered, so
+  // no unlink is on a save's way to its answer, except for a write short of the space they hold.
   void RemoveStaleTemps();
 
   const std::string folder_;

@@ -185,26 +185,51 @@ TEST_F(FolderBackendTest, ATemporaryFileAFailedWriteLeftGoesAfterTheNextWriteAns
   EXPECT_THAT(Entries(*sim, "/saves"), ElementsAre("rolly.slot.b.a.rsav"));
 }
 
+// 1,000 bytes of disk and no margin; "b" holds 100 bytes and a failed write of "a" left 500 in a
+// temporary file that could not be removed: 400 bytes are free, 900 once that file is gone.
+struct ShortOfSpace {
+  ShortOfSpace()
+      : sim(std::make_shared<SimulatedFileSystem>(1000)),
+        backend(std::make_unique<FolderBackend>("/saves",
+                                                FolderBackendOptions{sim, /*margin=*/0})) {}
+  // False (with a test failure) when the setup did not come out as described.
+  bool HoldALeftTemporaryFile() {
+    EXPECT_OK(WriteNow(*backend, Slot("b"), PatternBytes(100, 1)));
+    sim->FailAfterStep(sim->steps() + 3);  // the fsync of "a", and every removal after it
+    EXPECT_THAT(WriteNow(*backend, Slot("a"), PatternBytes(500, 2)),
+                StatusIs(StatusCode::kStorageFailed));
+    Settle(*backend);
+    sim->ClearFailure();
+    EXPECT_THAT(Entries(*sim, "/saves"),
+                ElementsAre("rolly.slot.a.a.rsav.tmp", "rolly.slot.b.a.rsav"));
+    const Result<std::uint64_t> free = sim->FreeSpace("/saves");
+    EXPECT_TRUE(free.ok() && *free == 400u);
+    return !::testing::Test::HasFailure();
+  }
+  std::shared_ptr<SimulatedFileSystem> sim;
+  std::unique_ptr<FolderBackend> backend;
+};
+
 TEST_F(FolderBackendTest, AWriteShortOfSpaceRemovesALeftTemporaryFileFirst) {
-  // 1,000 bytes of disk, no margin: "b" holds 100, the failed write of "a" leaves 500 in its
-  // temporary file, so 400 are free; a write of 700 fits only once that file is gone.
-  auto sim = std::make_shared<SimulatedFileSystem>(1000);
-  FolderBackend backend("/saves", FolderBackendOptions{sim, /*free_space_margin=*/0});
-  ASSERT_OK(WriteNow(backend, Slot("b"), PatternBytes(100, 1)));
-  sim->FailAfterStep(sim->steps() + 3);  // the fsync of "a", and every removal after it
-  EXPECT_THAT(WriteNow(backend, Slot("a"), PatternBytes(500, 2)),
-              StatusIs(StatusCode::kStorageFailed));
-  Settle(backend);
-  sim->ClearFailure();
-  ASSERT_THAT(Entries(*sim, "/saves"),
-              ElementsAre("rolly.slot.a.a.rsav.tmp", "rolly.slot.b.a.rsav"));
-  ASSERT_OK_AND_ASSIGN(std::uint64_t free, sim->FreeSpace("/saves"));
-  ASSERT_EQ(free, 400u);
-  EXPECT_OK(WriteNow(backend, Slot("c"), PatternBytes(700, 3)));
-  EXPECT_THAT(Entries(*sim, "/saves"), ElementsAre("rolly.slot.b.a.rsav", "rolly.slot.c.a.rsav"));
-  // One byte more than the disk can hold with the file gone is still NoSpace, and changes nothing.
-  EXPECT_THAT(WriteNow(backend, Slot("d"), PatternBytes(201, 4)), StatusIs(StatusCode::kNoSpace));
-  EXPECT_OK(WriteNow(backend, Slot("d"), PatternBytes(200, 4)));
+  ShortOfSpace at_limit;
+  ASSERT_TRUE(at_limit.HoldALeftTemporaryFile());
+  EXPECT_OK(WriteNow(*at_limit.backend, Slot("c"), PatternBytes(900, 3)));
+  EXPECT_THAT(Entries(*at_limit.sim, "/saves"),
+              ElementsAre("rolly.slot.b.a.rsav", "rolly.slot.c.a.rsav"));
+
+  // One byte past what the disk holds even with the file gone: NoSpace, and nothing written. The
+  // left file is gone by the answer (the write tried its removal first).
+  ShortOfSpace past;
+  ASSERT_TRUE(past.HoldALeftTemporaryFile());
+  std::promise<std::pair<Status, std::vector<std::string>>> answered;
+  past.backend->Write(Slot("c"), PatternBytes(901, 3), [&](Status s) {
+    answered.set_value({s, Entries(*past.sim, "/saves")});
+  });
+  const auto [written, at_answer] = answered.get_future().get();
+  EXPECT_THAT(written, StatusIs(StatusCode::kNoSpace));
+  EXPECT_THAT(at_answer, ElementsAre("rolly.slot.b.a.rsav"));
+  ASSERT_OK_AND_ASSIGN(Bytes b, ReadNow(*past.backend, Slot("b")));
+  EXPECT_EQ(b, PatternBytes(100, 1));
 }
 
 TEST_F(FolderBackendTest, CallbacksRunOnTheIoThreadNotTheCaller) {
