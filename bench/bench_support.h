@@ -83,14 +83,12 @@ const char* Mark(double value, double target, bool at_least);
 // iteration pays page faults does not depend on what happened to sit at the top of the heap.
 void TuneAllocator();
 
-// When this machine is a virtual machine that hands free memory back to its host (the Linux
-// virtio-balloon driver's free page reporting), a paragraph saying so, for a summary to print;
-// empty otherwise. Such a host takes back blocks of free pages about two seconds after they were
-// freed, and the guest pays a fault for each page when it uses them again: a buffered write of a
-// large file that lands on them copies into the page cache 3-5x slower (measured here: a 16 MiB
-// write() took 25-35 ms instead of 5 ms after 3 s of waiting, and 5 ms again with reporting raised
-// to 4 MiB blocks). Which side of a paired comparison lands on them is outside either's control,
-// so large-file ratios swing with it.
+// When this machine is a virtual machine that hands free memory back to its host in blocks under
+// 4 MiB (the Linux virtio-balloon driver's free page reporting), a paragraph saying so, for a
+// summary to print; empty otherwise. Such a host takes back blocks of free pages about two seconds
+// after they were freed, and the guest pays a fault for each page when it uses them again. On the
+// development VM a 16 MiB write() took 25-35 ms instead of 5 ms after 3 s of waiting, and 5 ms
+// again with reporting raised to 4 MiB blocks; large-file timings swing with it.
 std::string FreePageReportingNote();
 
 }  // namespace rolly::bench

@@ -24,12 +24,12 @@
 // times, and the judged ratio is the median of those over the repetitions, shown with their range;
 // the median ratio of every single pair is shown too. The ratio still depends on the state: the
 // store's fixed costs weigh more when fsync is fast. Before its first timed repetition, each size
-// runs a repetition's worth of pairs untimed: on the development VM the first tens of 16 MiB writes
+// runs a repetition's worth of pairs untimed: on the development VM the first tens of 16 MiB saves
 // of a process took 70-110 ms instead of 20-25 ms (on either side, all of it in the buffered
 // write's copy into the page cache, not in fsync), and whichever repetition ran first took them.
 // The cause is the VM handing free memory back to its host (see FreePageReportingNote, which the
-// summary prints when it applies): with the host taking back only 4 MiB blocks, five repetitions
-// of 16 MiB pairs gave 0.98-1.12, against 0.97-1.96 with the default 2 MiB blocks.
+// summary prints when it applies): with the host taking back only 4 MiB blocks, the 16 MiB
+// repetitions of two whole runs gave 0.98-1.12, against 0.97-1.96 with its 2 MiB blocks.
 //
 // For information, the store and the peer also run as separate benchmarks (best repetition over
 // best repetition, as the target was judged before), with the save timed only until its own
@@ -411,11 +411,9 @@ void BM_PairedSave(benchmark::State& state, std::size_t s) {
     store_first = !store_first;
     return ok;
   };
-  // A repetition's worth of pairs, untimed, before the first timed one of each size: the first
-  // tens of 16 MiB writes of a process, the store's and the peer's alike, can take 3-4x their
-  // usual time while the system hands the page cache memory it has not touched for a while
-  // (measured on the development VM: 70-110 ms instead of 20-25 ms, all in the buffered write's
-  // copy), and that would land in whichever repetition ran first.
+  // A repetition's worth of pairs, untimed, before the first timed one of each size (see the
+  // header comment: the first tens of large saves of a process land on memory the VM's host took
+  // back), then the disk's leftovers written and the order started again.
   if (!peer.warmed) {
     for (benchmark::IterationCount i = 0; i < kSaveSizes[s].pairs; ++i) {
       if (!pair()) {
@@ -424,6 +422,8 @@ void BM_PairedSave(benchmark::State& state, std::size_t s) {
       }
     }
     peer.warmed = true;
+    store_first = true;
+    ::sync();
   }
   for (auto _ : state) {
     if (!pair()) {
@@ -767,7 +767,13 @@ void PrintSummary(const SaveReporter& rep) {
       "repetition;\n[lo-hi] = a ratio's range across repetitions)\n\nDurable save through the "
       "folder backend vs write + fsync + rename + folder fsync by hand, same bytes\n");
   PrintPaired(rep);
-  std::fputs(rolly::bench::FreePageReportingNote().c_str(), stdout);
+  if (const std::string note = rolly::bench::FreePageReportingNote(); !note.empty()) {
+    std::fputs(note.c_str(), stdout);
+    std::printf(
+        "Either side of a pair can land on such pages; on the development VM the store's, which\n"
+        "writes from its I/O thread, did more often than the peer's, which writes from the\n"
+        "calling thread, so the 16 MiB ratio swings most.\n");
+  }
   std::printf(
       "Separate entries, for information: best store repetition / best peer repetition, which may\n"
       "come from different disk states\n");
