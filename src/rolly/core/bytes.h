@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace rolly {
@@ -56,6 +57,7 @@ inline std::int64_t ZigZagDecode(std::uint64_t v) {
 // byte loop is not always merged into one by the compiler), the bytes in order elsewhere.
 template <typename T>
 inline T LoadLE(const std::uint8_t* p) {
+  static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>, "integers only");
   T r = 0;
   if constexpr (std::endian::native == std::endian::little) {
     std::memcpy(&r, p, sizeof r);
@@ -66,6 +68,7 @@ inline T LoadLE(const std::uint8_t* p) {
 }
 template <typename T>
 inline void StoreLE(std::uint8_t* p, T v) {
+  static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>, "integers only");
   if constexpr (std::endian::native == std::endian::little) {
     std::memcpy(p, &v, sizeof v);
   } else {

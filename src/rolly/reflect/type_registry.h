@@ -50,8 +50,8 @@
 #define ROLLY_REFLECT_TYPE_REGISTRY_H_
 
 #include <array>
-#include <cstddef>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
