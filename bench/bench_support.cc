@@ -111,10 +111,10 @@ std::string FreePageReportingNote() {
   if (block_mib >= 4) return "";
   char text[512];
   std::snprintf(text, sizeof text,
-                "Note: this machine hands free memory back to its host (virtio-balloon free page\n"
-                "reporting, blocks of %g MiB): a large buffered write that lands on pages the host\n"
-                "took back copies several times slower into the page cache. To measure without it,\n"
-                "as root:\n  echo 10 > %s\n(4 MiB blocks; put back %d after).\n",
+                "Note: this machine hands free memory back to its host (virtio-balloon free\n"
+                "page reporting, blocks of %g MiB): a large buffered write that lands on pages\n"
+                "the host took back copies several times slower into the page cache. To measure\n"
+                "without it, as root:\n  echo 10 > %s\n(4 MiB blocks; put back %d after).\n",
                 block_mib, kOrderFile, order);
   return text;
 }

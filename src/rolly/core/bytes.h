@@ -53,7 +53,7 @@ inline std::int64_t ZigZagDecode(std::uint64_t v) {
   return static_cast<std::int64_t>((v >> 1) ^ (~(v & 1) + 1));
 }
 
-// Little-endian loads and stores of unsigned integers: one move on a little-endian machine (a
+// Little-endian loads and stores of integers: one move on a little-endian machine (a
 // byte loop is not always merged into one by the compiler), the bytes in order elsewhere.
 template <typename T>
 inline T LoadLE(const std::uint8_t* p) {
@@ -62,7 +62,9 @@ inline T LoadLE(const std::uint8_t* p) {
   if constexpr (std::endian::native == std::endian::little) {
     std::memcpy(&r, p, sizeof r);
   } else {
-    for (std::size_t i = 0; i < sizeof(T); ++i) r |= static_cast<T>(static_cast<T>(p[i]) << (8 * i));
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+      r |= static_cast<T>(static_cast<T>(p[i]) << (8 * i));
+    }
   }
   return r;
 }
