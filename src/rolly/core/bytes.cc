@@ -1,8 +1,9 @@
-// ByteReader's out-of-line reads and ByteWriter's patch.
+// ByteReader's out-of-line reads, ByteWriter's patch and ByteSink's growth.
 
 #include "rolly/core/bytes.h"
 
 #include <cassert>
+#include <utility>
 
 namespace rolly {
 
@@ -10,6 +11,33 @@ void ByteWriter::PatchU64(std::size_t offset, std::uint64_t v) {
   // Invariant: the caller wrote these 8 bytes before patching them.
   assert(offset + 8 <= out_->size());
   StoreU64(out_->data() + offset, v);
+}
+
+ByteSink::ByteSink(ByteSink&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      capacity_(std::exchange(other.capacity_, 0)) {}
+
+ByteSink& ByteSink::operator=(ByteSink&& other) noexcept {
+  if (this != &other) {
+    delete[] data_;
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    capacity_ = std::exchange(other.capacity_, 0);
+  }
+  return *this;
+}
+
+ByteSink::~ByteSink() { delete[] data_; }
+
+void ByteSink::Grow(std::size_t n) {
+  const std::size_t want = std::max({size_ + n, 2 * capacity_, std::size_t{64}});
+  // Uninitialized: only the bytes below size_ are ever read.
+  auto* grown = new std::uint8_t[want];
+  if (size_ != 0) std::memcpy(grown, data_, size_);
+  delete[] data_;
+  data_ = grown;
+  capacity_ = want;
 }
 
 bool ByteReader::I64(std::int64_t* v) {

@@ -1,5 +1,6 @@
-// Byte buffers: a writer that appends little-endian numbers, varints and strings, and a bounded
-// reader that takes them back without ever reading past its bytes.
+// Byte buffers: a writer that appends little-endian numbers, varints and strings (ByteWriter over
+// Bytes, or ByteSink, its own buffer written at a cursor), and a bounded reader that takes them
+// back without ever reading past its bytes.
 //
 // Every multi-byte number is little-endian. A varint is LEB128: seven bits a byte, low bits
 // first, the high bit set on every byte but the last. The reader accepts only the shortest form
@@ -144,6 +145,82 @@ class ByteWriter {
   }
 
   Bytes* out_;
+};
+
+// A growable buffer written at a cursor, for the paths that append many small values (a capture
+// writes tens of millions). It writes the same bytes as ByteWriter; an append is a bounds check
+// and a copy, where ByteWriter goes through std::vector's insert. The buffer grows geometrically
+// and its spare room is left uninitialized (nothing reads it). Move-only.
+class ByteSink {
+ public:
+  ByteSink() = default;
+  ByteSink(ByteSink&&) noexcept;
+  ByteSink& operator=(ByteSink&&) noexcept;
+  ~ByteSink();
+
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  // The bytes the buffer holds room for before it grows again.
+  std::size_t capacity() const { return capacity_; }
+  std::uint8_t* data() { return data_; }
+  const std::uint8_t* data() const { return data_; }
+  ByteView view() const { return ByteView(data_, size_); }
+  // Forgets the bytes, keeping the room.
+  void clear() { size_ = 0; }
+  // Drops the bytes after the first `size` (at most size()).
+  void Truncate(std::size_t size) { size_ = std::min(size, size_); }
+  // Makes room for `n` more bytes (no later append of at most `n` bytes grows the buffer).
+  void Reserve(std::size_t n) {
+    if (capacity_ - size_ < n) Grow(n);
+  }
+  // `n` more bytes at the end, for the caller to fill: a pointer to the first.
+  std::uint8_t* Extend(std::size_t n) {
+    Reserve(n);
+    std::uint8_t* p = data_ + size_;
+    size_ += n;
+    return p;
+  }
+
+  void U8(std::uint8_t v) { *Extend(1) = v; }
+  void U16(std::uint16_t v) { StoreLE(Extend(2), v); }
+  void U32(std::uint32_t v) { StoreLE(Extend(4), v); }
+  void U64(std::uint64_t v) { StoreLE(Extend(8), v); }
+  void I64(std::int64_t v) { U64(static_cast<std::uint64_t>(v)); }
+  void F32(float v) { U32(std::bit_cast<std::uint32_t>(v)); }
+  void F64(double v) { U64(std::bit_cast<std::uint64_t>(v)); }
+  void Varint(std::uint64_t v) {
+    Reserve(10);
+    std::uint8_t* p = data_ + size_;
+    std::uint8_t* const first = p;
+    while (v >= 0x80) {
+      *p++ = static_cast<std::uint8_t>(v | 0x80);
+      v >>= 7;
+    }
+    *p++ = static_cast<std::uint8_t>(v);
+    size_ += static_cast<std::size_t>(p - first);
+  }
+  void SignedVarint(std::int64_t v) { Varint(ZigZagEncode(v)); }
+  void Raw(ByteView bytes) {
+    if (bytes.empty()) return;  // a null data() is never handed to memcpy
+    std::memcpy(Extend(bytes.size()), bytes.data(), bytes.size());
+  }
+  void Raw(std::string_view s) { Raw(AsBytes(s)); }
+  void LengthPrefixed(ByteView bytes) {
+    Varint(bytes.size());
+    Raw(bytes);
+  }
+  void LengthPrefixed(std::string_view s) { LengthPrefixed(AsBytes(s)); }
+
+  // A copy of the bytes, as Bytes.
+  Bytes ToBytes() const { return Bytes(data_, data_ + size_); }
+
+ private:
+  // Grows to room for at least `n` more bytes: twice the capacity, or more when `n` asks.
+  void Grow(std::size_t n);
+
+  std::uint8_t* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
 };
 
 // Reads from bytes it does not own, never past their end. Each read returns false and leaves the
