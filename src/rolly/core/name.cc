@@ -8,11 +8,15 @@
 #include <shared_mutex>
 #include <unordered_map>
 
+#include "rolly/core/utf8.h"
+
 namespace rolly {
 
 struct Name::Entry {
   std::string text;
   std::uint32_t id;
+  // Valid UTF-8 without NUL, found once when interned.
+  bool plain_text;
 };
 
 namespace {
@@ -30,7 +34,9 @@ class NameTable {
     std::unique_lock lock(mutex_);
     auto it = index_.find(text);
     if (it != index_.end()) return it->second;
-    entries_.push_back(Name::Entry{std::string(text), static_cast<std::uint32_t>(entries_.size() + 1)});
+    entries_.push_back(Name::Entry{std::string(text),
+                                   static_cast<std::uint32_t>(entries_.size() + 1),
+                                   IsValidUtf8(text) && text.find('\0') == std::string_view::npos});
     const Name::Entry* e = &entries_.back();
     index_.emplace(std::string_view(e->text), e);
     return e;
@@ -63,6 +69,8 @@ std::optional<Name> Name::Find(std::string_view text) {
 std::string_view Name::view() const { return entry_ ? std::string_view(entry_->text) : ""; }
 
 std::uint32_t Name::id() const { return entry_ ? entry_->id : 0; }
+
+bool Name::is_plain_text() const { return entry_ == nullptr || entry_->plain_text; }
 
 bool Name::EqualsIgnoreCase(Name other) const {
   const std::string_view a = view(), b = other.view();

@@ -35,6 +35,9 @@ class Name {
   bool is_none() const { return entry_ == nullptr; }
   // A number unique to this name within the process (0 for None); not stable across runs.
   std::uint32_t id() const;
+  // Whether the text is valid UTF-8 without NUL (what a save's strings must be); known from when
+  // it was interned, so asking costs no scan. True for None.
+  bool is_plain_text() const;
 
   // True when the texts are equal ignoring ASCII case.
   bool EqualsIgnoreCase(Name other) const;
