@@ -58,6 +58,9 @@ static void MakePlan(const ClassInfo* cls, ClassPlan* plan, bool (*keep)(Propert
       if (keep(p.flags)) plan->fields.push_back({&p, it->second + p.offset, it->first});
     }
   }
+  plan->pre_save = TypeRegistry::HasPreSave(*cls);
+  plan->saved = TypeRegistry::HasSaved(*cls);
+  plan->extra = TypeRegistry::HasExtra(*cls);
 }
 
 const ClassPlan& ClassInfo::Plan() const {
@@ -322,6 +325,13 @@ void TypeRegistry::RunSaved(const ClassInfo& cls, void* object) {
 }
 void TypeRegistry::RunLoaded(const ClassInfo& cls, void* object) {
   RunChain(cls, object, [](const ClassInfo& c) -> const std::function<void(void*)>& { return c.loaded_; });
+}
+
+bool TypeRegistry::HasPreSave(const ClassInfo& cls) {
+  for (const ClassInfo* c = &cls; c != nullptr; c = c->base()) {
+    if (c->pre_save_) return true;
+  }
+  return false;
 }
 
 bool TypeRegistry::HasSaved(const ClassInfo& cls) {

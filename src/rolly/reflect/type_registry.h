@@ -124,6 +124,11 @@ struct PlanField {
 struct ClassPlan {
   const ClassInfo* cls = nullptr;
   std::vector<PlanField> fields;
+  // Whether the class or a base has an OnPreSave hook, an OnSaved hook, a save-extra hook (the
+  // TypeRegistry::Has* answers, found once with the plan: hooks are registered before Finish).
+  bool pre_save = false;
+  bool saved = false;
+  bool extra = false;
   // The field named `name` (its current name), or null.
   const PlanField* Find(Name name) const;
 };
@@ -466,7 +471,9 @@ class TypeRegistry {
   static void RunPreSave(const ClassInfo& cls, void* object);
   static void RunSaved(const ClassInfo& cls, void* object);
   static void RunLoaded(const ClassInfo& cls, void* object);
-  // Whether `cls` or a base has an OnSaved hook.
+  // Whether `cls` or a base has an OnPreSave hook; an OnSaved hook. (ClassPlan holds both
+  // answers, found once.)
+  static bool HasPreSave(const ClassInfo& cls);
   static bool HasSaved(const ClassInfo& cls);
   // Whether `cls` or a base has a save-extra hook; HasOwnExtra: `cls` itself.
   static bool HasExtra(const ClassInfo& cls);

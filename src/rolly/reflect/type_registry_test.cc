@@ -392,6 +392,17 @@ TEST_F(Registered, HooksRunBaseFirst) {
                                            "Door.Loaded"}));
 }
 
+TEST_F(Registered, PlansKnowTheChainsHooks) {
+  const ClassPlan& door = r.FindClass(Name("Door"))->Plan();
+  EXPECT_TRUE(door.pre_save);
+  EXPECT_FALSE(door.saved);
+  EXPECT_FALSE(door.extra);
+  const ClassPlan& usable = r.FindClass(Name("Usable"))->Plan();
+  EXPECT_FALSE(usable.pre_save);
+  EXPECT_FALSE(usable.saved);
+  EXPECT_FALSE(usable.extra);
+}
+
 TEST_F(Registered, RedirectsGiveSavedValuesToRenamedFields) {
   ASSERT_TRUE(r.redirects().Parse("property Door.Hp Health\nproperty Actor.Name Label\n"
                                   "member Lock.Pin Code\nenum DoorState.Shut Closed\n"
@@ -436,6 +447,9 @@ TEST(SaveExtraTest, BaseFirstRule) {
   reg.Class<WritesFirst>("WritesFirst").Base<Base1>().SaveExtra(&WritesFirst::Write, &WritesFirst::Read);
   reg.Class<SkipsBase>("SkipsBase").Base<Base1>().SaveExtra(&SkipsBase::Write, &SkipsBase::Read);
   ASSERT_TRUE(reg.Finish().ok()) << reg.status().ToString();
+  // A hook of a base counts for its derived classes' plans.
+  EXPECT_TRUE(reg.FindClass(Name("Good"))->Plan().extra);
+  EXPECT_TRUE(reg.FindClass(Name("SkipsBase"))->Plan().extra);
   Good g;
   g.a = 77;
   g.s = "saved";
