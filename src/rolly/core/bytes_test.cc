@@ -1,4 +1,4 @@
-// Tests for ByteWriter, ByteReader, varints, zigzag and the little-endian loads and stores.
+// Tests for ByteWriter, ByteSink, ByteReader, varints, zigzag and the little-endian loads and stores.
 
 #include "rolly/core/bytes.h"
 
@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <iterator>
 #include <limits>
 #include <random>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace rolly {
@@ -552,6 +554,100 @@ TEST(ByteWriterTest, WriterAppendsToExistingBytes) {
   EXPECT_EQ(w.size(), 2u);
   w.Raw(std::string_view("xy"));
   EXPECT_THAT(out, ElementsAre(1, 2, 'x', 'y'));
+}
+
+// --- ByteSink ---------------------------------------------------------------------------------
+
+// Writes the same values through a ByteWriter and a ByteSink.
+template <typename W>
+void WriteMix(W& w, std::uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < 2000; ++i) {
+    const std::uint64_t v = rng() >> (rng() % 64);
+    switch (rng() % 9) {
+      case 0: w.U8(static_cast<std::uint8_t>(v)); break;
+      case 1: w.U16(static_cast<std::uint16_t>(v)); break;
+      case 2: w.U32(static_cast<std::uint32_t>(v)); break;
+      case 3: w.U64(v); break;
+      case 4: w.I64(-static_cast<std::int64_t>(v)); break;
+      case 5: w.F32(static_cast<float>(v) * 0.5f); break;
+      case 6: w.F64(-static_cast<double>(v)); break;
+      case 7: w.SignedVarint(static_cast<std::int64_t>(v) * (v % 2 ? -1 : 1)); break;
+      default: {
+        w.Varint(v);
+        const std::string text(v % 300, static_cast<char>('a' + v % 26));
+        w.LengthPrefixed(std::string_view(text));
+        w.Raw(std::string_view());
+        break;
+      }
+    }
+  }
+}
+
+TEST(ByteSinkTest, WritesTheBytesAByteWriterWrites) {
+  for (std::uint32_t seed = 1; seed <= 5; ++seed) {
+    Bytes expected;
+    ByteWriter w(&expected);
+    WriteMix(w, seed);
+    ByteSink sink;
+    WriteMix(sink, seed);
+    EXPECT_EQ(sink.size(), expected.size());
+    EXPECT_EQ(sink.ToBytes(), expected) << "seed " << seed;
+    EXPECT_GE(sink.capacity(), sink.size());
+  }
+}
+
+TEST(ByteSinkTest, VarintsAtEveryLengthMatchTheWriter) {
+  ByteSink sink;
+  Bytes expected;
+  ByteWriter w(&expected);
+  for (int bits = 0; bits <= 64; ++bits) {
+    const std::uint64_t v = bits == 64 ? kU64Max : (std::uint64_t{1} << bits) - 1;
+    sink.Varint(v);
+    w.Varint(v);
+    sink.Varint(v + 1);
+    w.Varint(v + 1);
+  }
+  EXPECT_EQ(sink.ToBytes(), expected);
+}
+
+TEST(ByteSinkTest, ExtendReserveTruncateAndClear) {
+  ByteSink sink;
+  EXPECT_TRUE(sink.empty());
+  EXPECT_EQ(sink.view().size(), 0u);
+  sink.Reserve(100);
+  const std::uint8_t* const room = sink.data();
+  EXPECT_GE(sink.capacity(), 100u);
+  std::uint8_t* p = sink.Extend(100);  // within the room reserved: no growth
+  EXPECT_EQ(p, room);
+  std::memset(p, 7, 100);
+  EXPECT_EQ(sink.data(), room);
+  sink.Truncate(3);
+  EXPECT_THAT(sink.ToBytes(), ElementsAre(7, 7, 7));
+  sink.Truncate(10);  // never longer
+  EXPECT_EQ(sink.size(), 3u);
+  // Growth keeps the bytes written.
+  for (int i = 0; i < 100000; ++i) sink.U8(static_cast<std::uint8_t>(i));
+  EXPECT_EQ(sink.size(), 100003u);
+  EXPECT_EQ(sink.data()[2], 7);
+  EXPECT_EQ(sink.data()[100002], static_cast<std::uint8_t>(99999));
+  const std::size_t capacity = sink.capacity();
+  sink.clear();
+  EXPECT_TRUE(sink.empty());
+  EXPECT_EQ(sink.capacity(), capacity);
+}
+
+TEST(ByteSinkTest, MovesTakeTheBuffer) {
+  ByteSink a;
+  a.Raw(std::string_view("abc"));
+  const std::uint8_t* const data = a.data();
+  ByteSink b(std::move(a));
+  EXPECT_EQ(b.data(), data);
+  EXPECT_EQ(AsChars(b.view()), "abc");
+  EXPECT_EQ(a.size(), 0u);  // NOLINT(bugprone-use-after-move): moved-from is empty
+  a.U8(1);                   // and usable
+  b = std::move(a);
+  EXPECT_THAT(b.ToBytes(), ElementsAre(1));
 }
 
 TEST(LoadStoreTest, RoundTripLittleEndian) {

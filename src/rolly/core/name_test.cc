@@ -71,6 +71,17 @@ TEST(NameTest, EmbeddedNulIsPartOfTheText) {
   EXPECT_NE(with_nul, Name("a"));
 }
 
+TEST(NameTest, PlainTextIsUtf8WithoutNul) {
+  EXPECT_TRUE(Name().is_plain_text());
+  EXPECT_TRUE(Name("Door").is_plain_text());
+  EXPECT_TRUE(Name("caf\xC3\xA9").is_plain_text());
+  EXPECT_FALSE(Name(std::string_view("a\0b", 3)).is_plain_text());
+  EXPECT_FALSE(Name("bad\xC3").is_plain_text());     // a truncated sequence
+  EXPECT_FALSE(Name("\xC0\x80").is_plain_text());     // an overlong NUL
+  // Asked again, the same answer (it was found once, when interned).
+  EXPECT_FALSE(Name("bad\xC3").is_plain_text());
+}
+
 TEST(NameTest, EqualsIgnoreCaseIsAsciiOnly) {
   EXPECT_FALSE(Name("Door").EqualsIgnoreCase(Name("Doors")));
   EXPECT_FALSE(Name("Door").EqualsIgnoreCase(Name("Dour")));

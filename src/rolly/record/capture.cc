@@ -1,6 +1,7 @@
 #include "rolly/record/capture.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -22,7 +23,7 @@ class Writer {
   Writer(ChunkTables* tables, ObjectLinks* links) : tables_(tables), links_(links) {}
 
   // Starts writing into `out`; the record's element count goes on across calls.
-  void Start(Bytes* out) { w_ = ByteWriter(out); }
+  void Start(ByteSink* out) { w_ = out; }
   bool needs_check() const { return needs_check_; }
   std::vector<reflect::ObjectRef>& owned() { return owned_; }
 
@@ -40,37 +41,37 @@ class Writer {
     if (depth > kMaxValueDepth) return InvalidDataError("a value nests past 64 levels");
     switch (t.kind) {
       case Kind::kBool:
-        w_.U8(*static_cast<const bool*>(v) ? 1 : 0);
+        w_->U8(*static_cast<const bool*>(v) ? 1 : 0);
         return OkStatus();
       case Kind::kInt8:
-        w_.SignedVarint(*static_cast<const std::int8_t*>(v));
+        w_->SignedVarint(*static_cast<const std::int8_t*>(v));
         return OkStatus();
       case Kind::kInt16:
-        w_.SignedVarint(*static_cast<const std::int16_t*>(v));
+        w_->SignedVarint(*static_cast<const std::int16_t*>(v));
         return OkStatus();
       case Kind::kInt32:
-        w_.SignedVarint(*static_cast<const std::int32_t*>(v));
+        w_->SignedVarint(*static_cast<const std::int32_t*>(v));
         return OkStatus();
       case Kind::kInt64:
-        w_.SignedVarint(*static_cast<const std::int64_t*>(v));
+        w_->SignedVarint(*static_cast<const std::int64_t*>(v));
         return OkStatus();
       case Kind::kUInt8:
-        w_.Varint(*static_cast<const std::uint8_t*>(v));
+        w_->Varint(*static_cast<const std::uint8_t*>(v));
         return OkStatus();
       case Kind::kUInt16:
-        w_.Varint(*static_cast<const std::uint16_t*>(v));
+        w_->Varint(*static_cast<const std::uint16_t*>(v));
         return OkStatus();
       case Kind::kUInt32:
-        w_.Varint(*static_cast<const std::uint32_t*>(v));
+        w_->Varint(*static_cast<const std::uint32_t*>(v));
         return OkStatus();
       case Kind::kUInt64:
-        w_.Varint(*static_cast<const std::uint64_t*>(v));
+        w_->Varint(*static_cast<const std::uint64_t*>(v));
         return OkStatus();
       case Kind::kFloat:
-        w_.F32(*static_cast<const float*>(v));
+        w_->F32(*static_cast<const float*>(v));
         return OkStatus();
       case Kind::kDouble:
-        w_.F64(*static_cast<const double*>(v));
+        w_->F64(*static_cast<const double*>(v));
         return OkStatus();
       case Kind::kString:
         return String(*static_cast<const std::string*>(v));
@@ -79,11 +80,11 @@ class Writer {
       case Kind::kName: {
         const Name& name = *static_cast<const Name*>(v);
         if (name.is_none()) {
-          w_.Varint(0);
+          w_->Varint(0);
           return OkStatus();
         }
         ROLLY_ASSIGN_OR_RETURN(std::uint32_t index, tables_->AddName(name));
-        w_.Varint(std::uint64_t{index} + 1);
+        w_->Varint(std::uint64_t{index} + 1);
         return OkStatus();
       }
       case Kind::kText:
@@ -91,8 +92,8 @@ class Writer {
         return Text(*static_cast<const reflect::Text*>(v), 1);
       case Kind::kGuid: {
         const auto& g = *static_cast<const Guid*>(v);
-        w_.U64(g.high());
-        w_.U64(g.low());
+        w_->U64(g.high());
+        w_->U64(g.low());
         return OkStatus();
       }
       case Kind::kColor: {
@@ -101,7 +102,7 @@ class Writer {
         return OkStatus();
       }
       case Kind::kDateTime:
-        w_.I64(static_cast<const reflect::DateTime*>(v)->ticks);
+        w_->I64(static_cast<const reflect::DateTime*>(v)->ticks);
         return OkStatus();
       case Kind::kVector2f:
         return Vec2<float>(v);
@@ -135,7 +136,7 @@ class Writer {
                                   t.enum_info->name().str());
         }
         ROLLY_ASSIGN_OR_RETURN(std::uint32_t index, tables_->AddName(name));
-        w_.Varint(index);
+        w_->Varint(index);
         return OkStatus();
       }
       case Kind::kStruct: {
@@ -149,7 +150,7 @@ class Writer {
       }
       case Kind::kOptional: {
         bool has = t.optional->has(v);
-        w_.U8(has ? 1 : 0);
+        w_->U8(has ? 1 : 0);
         if (!has) return OkStatus();
         return Value(*t.element, t.optional->value(const_cast<void*>(v)), depth + 1, whole);
       }
@@ -159,7 +160,7 @@ class Writer {
       case Kind::kMap: {
         std::size_t n = t.container->size(v);
         ROLLY_RETURN_IF_ERROR(CountElements(n));
-        if (t.kind != Kind::kArray) w_.Varint(n);
+        if (t.kind != Kind::kArray) w_->Varint(n);
         struct Ctx {
           Writer* self;
           const Type* t;
@@ -174,12 +175,12 @@ class Writer {
           if (x->status.ok() && mapped)
             x->status = x->self->Value(*x->t->mapped, mapped, x->depth + 1, x->whole);
         });
-        return ctx.status;
+        return std::move(ctx.status);
       }
       case Kind::kOwned: {
         const void* p = t.pointer->get(v);
         if (p == nullptr) {
-          w_.U8(0);
+          w_->U8(0);
           return OkStatus();
         }
         reflect::ObjectRef ref = t.class_info->registry().DynamicClass(*t.class_info, p);
@@ -191,14 +192,14 @@ class Writer {
           return InvalidDataError("more than 262,144 owned objects in a record");
         }
         needs_check_ = true;
-        w_.U8(1);
+        w_->U8(1);
         owned_.push_back(ref);
         return OkStatus();
       }
       case Kind::kReference: {
         const void* p = t.pointer->get(v);
         if (p == nullptr) {
-          w_.Varint(0);
+          w_->Varint(0);
           return OkStatus();
         }
         if (links_ == nullptr) {
@@ -206,12 +207,12 @@ class Writer {
         }
         std::optional<LinkTarget> target = links_->Locate(*t.class_info, p);
         if (!target) {
-          w_.Varint(0);
+          w_->Varint(0);
         } else if (target->record != 0) {
-          w_.Varint(std::uint64_t{target->record} * 2 + 1);
+          w_->Varint(std::uint64_t{target->record} * 2 + 1);
         } else {
           ROLLY_ASSIGN_OR_RETURN(std::uint32_t index, tables_->AddRef(target->id));
-          w_.Varint(std::uint64_t{index} * 2 + 2);
+          w_->Varint(std::uint64_t{index} * 2 + 2);
         }
         return OkStatus();
       }
@@ -219,11 +220,11 @@ class Writer {
         needs_check_ = true;
         const reflect::ClassInfo* cls = t.instanced->get(v);
         if (cls == nullptr) {
-          w_.Varint(0);
+          w_->Varint(0);
           return OkStatus();
         }
         ROLLY_ASSIGN_OR_RETURN(std::uint32_t layout, tables_->AddLayout(*cls, true));
-        w_.Varint(std::uint64_t{layout} + 1);
+        w_->Varint(std::uint64_t{layout} + 1);
         const void* data = t.instanced->data(const_cast<void*>(v));
         for (const reflect::PlanField& f : cls->WholePlan().fields) {
           Status s = Value(f.type(), f.Address(data), depth + 1, true);
@@ -235,7 +236,7 @@ class Writer {
       case Kind::kPropertyBag: {
         needs_check_ = true;
         ROLLY_ASSIGN_OR_RETURN(std::uint32_t layout, tables_->AddBagLayout(t.bag->layout(v)));
-        w_.Varint(layout);
+        w_->Varint(layout);
         void* bag = const_cast<void*>(v);
         for (std::size_t i = 0; i < t.bag->size(v); ++i) {
           Status s = Value(*t.bag->type(v, i), t.bag->value(bag, i), depth + 1, true);
@@ -265,7 +266,7 @@ class Writer {
     ROLLY_RETURN_IF_ERROR(String(text.localization_namespace));
     ROLLY_RETURN_IF_ERROR(String(text.localization_key));
     ROLLY_RETURN_IF_ERROR(CountElements(text.arguments.size()));
-    w_.Varint(text.arguments.size());
+    w_->Varint(text.arguments.size());
     for (const reflect::Text& arg : text.arguments) ROLLY_RETURN_IF_ERROR(Text(arg, level + 1));
     return OkStatus();
   }
@@ -275,15 +276,15 @@ class Writer {
       return InvalidDataError("a string of " + std::to_string(s.size()) +
                               " bytes is not UTF-8 of at most 1,048,576 bytes without NUL");
     }
-    w_.LengthPrefixed(s);
+    w_->LengthPrefixed(s);
     return OkStatus();
   }
   template <typename... F>
   void Floats(F... f) {
     (Float(f), ...);
   }
-  void Float(float f) { w_.F32(f); }
-  void Float(double f) { w_.F64(f); }
+  void Float(float f) { w_->F32(f); }
+  void Float(double f) { w_->F64(f); }
   template <typename F>
   Status Vec2(const void* v) {
     const auto& x = *static_cast<const reflect::Vector2<F>*>(v);
@@ -324,7 +325,7 @@ class Writer {
 
   ChunkTables* tables_;
   ObjectLinks* links_;
-  ByteWriter w_{nullptr};
+  ByteSink* w_ = nullptr;
   std::uint64_t elements_ = 0;
   bool needs_check_ = false;
   std::vector<reflect::ObjectRef> owned_;
@@ -332,60 +333,58 @@ class Writer {
 
 // The parts of one captured record, before they are put together.
 struct Parts {
-  Bytes prop;
-  Bytes inln;
+  ByteSink* prop = nullptr;
+  ByteSink inln;
   std::string extra;
   bool has_inln = false;
   bool has_extra = false;
-  const std::vector<Section>* more = nullptr;
+  EncodedSections more;
 };
 
-// Writes PROP, INLN and EXTR of `object`. `pre_save` runs OnPreSave on each owned object before it
-// is read; `owned_out` gets the owned objects in INLN order.
+// Writes PROP (into parts->prop), INLN and EXTR of `object`. `pre_save` runs OnPreSave on each
+// owned object before it is read; `owned_out` gets the owned objects in INLN order.
 Status WriteParts(const reflect::ClassInfo& cls, const void* object, ChunkTables* tables,
                   ObjectLinks* links, bool pre_save, Parts* parts, bool* needs_check,
                   std::vector<reflect::ObjectRef>* owned_out) {
+  const reflect::ClassPlan& plan = cls.Plan();
   Writer writer(tables, links);
-  writer.Start(&parts->prop);
-  Status s = writer.Fields(cls.Plan(), object, 1, false);
+  writer.Start(parts->prop);
+  Status s = writer.Fields(plan, object, 1, false);
   if (!s.ok())
     return InvalidDataError("class " + cls.name().str() + " " + std::string(s.message()));
-  if (reflect::TypeRegistry::HasExtra(cls)) {
+  if (plan.extra) {
     ROLLY_ASSIGN_OR_RETURN(parts->extra, reflect::TypeRegistry::WriteExtra(cls, object));
     parts->has_extra = true;
   }
   // Owned objects, in the order met; each may own more, appended as met.
   std::vector<reflect::ObjectRef>& owned = writer.owned();
   if (!owned.empty()) {
-    Bytes entry;
-    ByteWriter inln(&parts->inln);
+    ByteSink entries;
+    ByteSink body;
     std::size_t done = 0;
-    std::vector<std::pair<std::uint32_t, Bytes>> entries;
     for (; done < owned.size(); ++done) {
       reflect::ObjectRef ref = owned[done];
       void* live = const_cast<void*>(ref.object);
-      if (pre_save) reflect::TypeRegistry::RunPreSave(*ref.cls, live);
+      const reflect::ClassPlan& owned_plan = ref.cls->Plan();
+      if (pre_save && owned_plan.pre_save) reflect::TypeRegistry::RunPreSave(*ref.cls, live);
       ROLLY_ASSIGN_OR_RETURN(std::uint32_t layout, tables->AddLayout(*ref.cls));
-      Bytes body;
+      body.clear();
       writer.Start(&body);
-      s = writer.Fields(ref.cls->Plan(), ref.object, 1, false);
+      s = writer.Fields(owned_plan, ref.object, 1, false);
       if (!s.ok()) {
         return InvalidDataError("owned object of class " + ref.cls->name().str() + " " +
                                 std::string(s.message()));
       }
       std::string extra;
-      if (reflect::TypeRegistry::HasExtra(*ref.cls)) {
+      if (owned_plan.extra) {
         ROLLY_ASSIGN_OR_RETURN(extra, reflect::TypeRegistry::WriteExtra(*ref.cls, ref.object));
       }
-      entry.clear();
-      ByteWriter e(&entry);
-      e.Varint(layout);
-      e.LengthPrefixed(body);
-      e.LengthPrefixed(std::string_view(extra));
-      entries.emplace_back(layout, entry);
+      entries.Varint(layout);
+      entries.LengthPrefixed(body.view());
+      entries.LengthPrefixed(std::string_view(extra));
     }
-    inln.Varint(entries.size());
-    for (const auto& [layout, bytes] : entries) inln.Raw(bytes);
+    parts->inln.Varint(owned.size());
+    parts->inln.Raw(entries.view());
     parts->has_inln = true;
     if (owned_out != nullptr) *owned_out = owned;
   }
@@ -393,44 +392,77 @@ Status WriteParts(const reflect::ClassInfo& cls, const void* object, ChunkTables
   return OkStatus();
 }
 
-void WriteHeader(ByteWriter& w, RecordKind kind, Guid subject, std::uint32_t layout,
+// The sections of `more`, as Sections (they were checked by WalkSections).
+void AppendDecoded(const EncodedSections& more, std::vector<Section>* out) {
+  ByteReader r(more.bytes);
+  for (std::uint32_t i = 0; i < more.count; ++i) {
+    Section section;
+    ByteView id, bytes;
+    r.Raw(4, &id);
+    r.LengthPrefixed(more.bytes.size(), &bytes);
+    std::memcpy(section.id.data(), id.data(), 4);
+    section.bytes.assign(bytes.begin(), bytes.end());
+    out->push_back(std::move(section));
+  }
+}
+
+void WriteHeader(ByteSink& w, RecordKind kind, Guid subject, std::uint32_t layout,
                  const Parts& parts) {
+  w.Reserve(1 + 16 + 10 + 10);
   w.U8(static_cast<std::uint8_t>(kind));
   w.U64(subject.high());
   w.U64(subject.low());
   w.Varint(layout);
-  w.Varint((parts.has_inln ? 1 : 0) + (parts.has_extra ? 1 : 0) +
-           (parts.more ? parts.more->size() : 0));
+  w.Varint((parts.has_inln ? 1 : 0) + (parts.has_extra ? 1 : 0) + parts.more.count);
   if (parts.has_inln) {
     w.Raw(std::string_view(kOwnedSection.data(), 4));
-    w.LengthPrefixed(parts.inln);
+    w.LengthPrefixed(parts.inln.view());
   }
   if (parts.has_extra) {
     w.Raw(std::string_view(kExtraSection.data(), 4));
     w.LengthPrefixed(std::string_view(parts.extra));
   }
-  if (parts.more) {
-    for (const Section& s : *parts.more) {
-      w.Raw(std::string_view(s.id.data(), 4));
-      w.LengthPrefixed(s.bytes);
-    }
-  }
+  w.Raw(parts.more.bytes);
+  // PROP follows, the rest of the record (ChunkWriter::AddEncoded's tail).
 }
 
-Record ToRecord(RecordKind kind, Guid subject, std::uint32_t layout, Parts parts) {
+Record ToRecord(RecordKind kind, Guid subject, std::uint32_t layout, const Parts& parts) {
   Record record;
   record.kind = static_cast<std::uint8_t>(kind);
   record.subject = subject;
   record.layout = layout;
-  record.sections.push_back({kPropSection, std::move(parts.prop)});
-  if (parts.has_inln) record.sections.push_back({kOwnedSection, std::move(parts.inln)});
+  record.sections.push_back({kPropSection, parts.prop->ToBytes()});
+  if (parts.has_inln) record.sections.push_back({kOwnedSection, parts.inln.ToBytes()});
   if (parts.has_extra) {
     record.sections.push_back({kExtraSection, Bytes(parts.extra.begin(), parts.extra.end())});
   }
-  if (parts.more) {
-    for (const Section& s : *parts.more) record.sections.push_back(s);
-  }
+  AppendDecoded(parts.more, &record.sections);
   return record;
+}
+
+// Checks that `more` holds `count` sections in the record's form whose IDs differ from PROP, INLN,
+// EXTR and each other, and no bytes after them.
+Status WalkSections(const EncodedSections& more) {
+  auto bad = [] {
+    return InvalidInputError(
+        "sections added to a record must be in the record's form, differ, and be at most 61");
+  };
+  if (more.count > kMaxSections - 3) return bad();
+  SectionId ids[kMaxSections];
+  ByteReader r(more.bytes);
+  for (std::uint32_t i = 0; i < more.count; ++i) {
+    ByteView id, bytes;
+    if (!r.Raw(4, &id) || !r.LengthPrefixed(more.bytes.size(), &bytes)) return bad();
+    std::memcpy(ids[i].data(), id.data(), 4);
+    if (SameSection(ids[i], kPropSection) || SameSection(ids[i], kOwnedSection) ||
+        SameSection(ids[i], kExtraSection)) {
+      return bad();
+    }
+    for (std::uint32_t k = 0; k < i; ++k) {
+      if (SameSection(ids[k], ids[i])) return bad();
+    }
+  }
+  return r.empty() ? OkStatus() : bad();
 }
 
 }  // namespace
@@ -462,14 +494,13 @@ void ChunkWriter::AddEncoded(ByteView record, ByteView tail) {
   const std::size_t size = record.size() + tail.size();
   const std::size_t most = size + 10;  // with its length, a varint of at most 10 bytes
   if (blocks_.empty() || blocks_.back().capacity() - blocks_.back().size() < most) {
-    blocks_.emplace_back().reserve(std::max(kBlock, most));
+    blocks_.emplace_back().Reserve(std::max(kBlock, most));
   }
-  Bytes& block = blocks_.back();
+  ByteSink& block = blocks_.back();
   const std::size_t before = block.size();
-  ByteWriter w(&block);
-  w.Varint(size);
-  w.Raw(record);
-  w.Raw(tail);
+  block.Varint(size);
+  block.Raw(record);
+  block.Raw(tail);
   records_size_ += block.size() - before;
   ++count_;
 }
@@ -487,77 +518,107 @@ Bytes ChunkWriter::Finish() {
   Bytes out;
   out.reserve(head.size() + records_size_);
   out.insert(out.end(), head.begin(), head.end());
-  for (Bytes& block : blocks_) {
-    out.insert(out.end(), block.begin(), block.end());
-    Bytes().swap(block);
+  for (ByteSink& block : blocks_) {
+    out.insert(out.end(), block.data(), block.data() + block.size());
+    block = ByteSink();
   }
   tables_ = ChunkTables();
-  blocks_ = std::vector<Bytes>();
+  blocks_ = std::vector<ByteSink>();
   records_size_ = 0;
   count_ = 0;
   charged_bag_layouts_ = 0;
   return out;
 }
 
+void AppendSection(ByteSink* out, SectionId id, ByteView bytes) {
+  out->Raw(ByteView(reinterpret_cast<const std::uint8_t*>(id.data()), 4));
+  out->LengthPrefixed(bytes);
+}
+
+std::size_t BeginSection(ByteSink* out, SectionId id) {
+  const std::size_t begun = out->size();
+  std::uint8_t* p = out->Extend(5);
+  std::memcpy(p, id.data(), 4);
+  p[4] = 0;  // the size's first byte, filled in by EndSection
+  return begun;
+}
+
+void EndSection(ByteSink* out, std::size_t begun) {
+  const std::size_t body = begun + 5;
+  const std::size_t size = out->size() - body;
+  const std::size_t room = VarintSize(size);
+  if (room > 1) {
+    // A section of 128 bytes or more: its bytes move up to make room for the longer size.
+    out->Extend(room - 1);
+    std::uint8_t* p = out->data();
+    std::memmove(p + body + room - 1, p + body, size);
+  }
+  std::uint8_t* p = out->data() + begun + 4;
+  std::uint64_t v = size;
+  while (v >= 0x80) {
+    *p++ = static_cast<std::uint8_t>(v | 0x80);
+    v >>= 7;
+  }
+  *p = static_cast<std::uint8_t>(v);
+}
+
 Result<std::uint32_t> Capturer::Capture(const reflect::ClassInfo& cls, void* object, Guid subject,
                                         RecordKind kind, const std::vector<Section>* sections) {
+  if (sections == nullptr || sections->empty()) return Capture(cls, object, subject, kind, EncodedSections{});
+  if (sections->size() > kMaxSections - 3) {
+    return InvalidInputError("sections added to a record must differ and be at most 61");
+  }
+  more_scratch_.clear();
+  for (const Section& section : *sections) AppendSection(&more_scratch_, section.id, section.bytes);
+  return Capture(cls, object, subject, kind,
+                 EncodedSections{more_scratch_.view(), static_cast<std::uint32_t>(sections->size())});
+}
+
+Result<std::uint32_t> Capturer::Capture(const reflect::ClassInfo& cls, void* object, Guid subject,
+                                        RecordKind kind, const EncodedSections& more) {
   if (!IsKnownObjectKind(static_cast<std::uint8_t>(kind))) {
     return InvalidInputError("records of kind TABLES are not captured");
   }
-  if (sections != nullptr) {
-    for (std::size_t i = 0; i < sections->size(); ++i) {
-      const SectionId& id = (*sections)[i].id;
-      bool clash = SameSection(id, kPropSection) || SameSection(id, kOwnedSection) ||
-                   SameSection(id, kExtraSection) ||
-                   std::any_of(sections->begin(), sections->begin() + i,
-                               [&](const Section& s) { return SameSection(s.id, id); });
-      if (clash || sections->size() > kMaxSections - 3) {
-        return InvalidInputError("sections added to a record must differ and be at most 61");
-      }
-    }
-  }
+  if (more.count != 0 || !more.bytes.empty()) ROLLY_RETURN_IF_ERROR(WalkSections(more));
   ChunkTables& tables = chunk_->tables();
   const ChunkTables::Mark mark = tables.GetMark();
-  reflect::TypeRegistry::RunPreSave(cls, object);
+  const reflect::ClassPlan& plan = cls.Plan();
+  if (plan.pre_save) reflect::TypeRegistry::RunPreSave(cls, object);
   Parts parts;
-  parts.more = sections;
-  parts.prop.swap(scratch_);
-  parts.prop.clear();
+  parts.more = more;
+  scratch_.clear();
+  parts.prop = &scratch_;
   bool needs_check = false;
   std::vector<reflect::ObjectRef> owned;
   auto fail = [&](Status s) {
     tables.Rollback(mark);
-    scratch_.swap(parts.prop);
     return s;
   };
-  Result<std::uint32_t> layout = tables.AddLayout(cls);
-  if (!layout.ok()) return fail(layout.status());
+  Result<std::uint32_t> added = tables.AddLayout(cls);
+  if (!added.ok()) return fail(added.status());
+  const std::uint32_t layout = *added;
   Status s = WriteParts(cls, object, &tables, links_, true, &parts, &needs_check, &owned);
   if (!s.ok()) return fail(s);
   if (needs_check) {
     // The same check a load runs, against a copy of the budget: a save never writes what its
     // load would refuse, and a refused capture charges nothing.
-    Bytes prop_copy = parts.prop;
-    Record record = ToRecord(kind, subject, *layout, parts);
-    parts.prop = std::move(prop_copy);
+    Record record = ToRecord(kind, subject, layout, parts);
     s = chunk_->CheckAndCharge(record, chunk_->record_count() + 1);
     if (!s.ok()) {
       return fail(InvalidDataError("class " + cls.name().str() +
                                    ": a load would refuse it: " + std::string(s.message())));
     }
   }
-  owned_scratch_.clear();
-  ByteWriter w(&owned_scratch_);
-  WriteHeader(w, kind, subject, *layout, parts);
-  chunk_->AddEncoded(owned_scratch_, parts.prop);
+  header_scratch_.clear();
+  WriteHeader(header_scratch_, kind, subject, layout, parts);
+  chunk_->AddEncoded(header_scratch_.view(), scratch_.view());
   const std::size_t before = captured_.size();
   for (auto it = owned.rbegin(); it != owned.rend(); ++it) {
-    if (reflect::TypeRegistry::HasSaved(*it->cls)) captured_.push_back(*it);
+    if (it->cls->Plan().saved) captured_.push_back(*it);
   }
-  if (reflect::TypeRegistry::HasSaved(cls)) captured_.push_back({&cls, object});
+  if (plan.saved) captured_.push_back({&cls, object});
   last_remembered_ = captured_.size() != before;
   if (last_remembered_) ends_.push_back(static_cast<std::uint32_t>(captured_.size()));
-  scratch_.swap(parts.prop);
   return chunk_->record_count();
 }
 
@@ -585,14 +646,16 @@ Result<Record> CaptureObject(const reflect::ClassInfo& cls, const void* object, 
   }
   const ChunkTables::Mark mark = tables->GetMark();
   Result<std::uint32_t> layout = tables->AddLayout(cls);
+  ByteSink prop;
   Parts parts;
+  parts.prop = &prop;
   bool needs_check = false;
   Status s = layout.ok()
                  ? WriteParts(cls, object, tables, nullptr, false, &parts, &needs_check, nullptr)
                  : layout.status();
   Record record;
   if (s.ok()) {
-    record = ToRecord(kind, subject, *layout, std::move(parts));
+    record = ToRecord(kind, subject, *layout, parts);
     if (needs_check) {
       FileBudget budget;
       s = CheckRecord(*tables, record, 1, kMaxRecords + 1, &budget);

@@ -75,11 +75,26 @@ class ChunkWriter {
   static constexpr std::size_t kBlock = std::size_t{1} << 18;
   FileBudget* budget_;
   ChunkTables tables_;
-  std::vector<Bytes> blocks_;
+  std::vector<ByteSink> blocks_;
   std::size_t records_size_ = 0;
   std::uint32_t count_ = 0;
   std::size_t charged_bag_layouts_ = 0;
 };
+
+// Sections a layer above adds to a record, already in the record's form (docs/records.md): each a
+// 4-byte ID, its size as a varint, its bytes; `count` of them, nothing after. AppendSection, or
+// BeginSection and EndSection, write them.
+struct EncodedSections {
+  ByteView bytes;
+  std::uint32_t count = 0;
+};
+// Appends section `id` holding `bytes` to `out`, in that form.
+void AppendSection(ByteSink* out, SectionId id, ByteView bytes);
+// The same, for a section written in place: BeginSection writes the ID and room for the size and
+// returns where the section begins; the caller appends the section's bytes to `out`; EndSection
+// fills the size in (moving the bytes up when the size takes more than one byte).
+std::size_t BeginSection(ByteSink* out, SectionId id);
+void EndSection(ByteSink* out, std::size_t begun);
 
 class Capturer {
  public:
@@ -94,6 +109,11 @@ class Capturer {
   // written as they are; their IDs must differ from PROP, INLN, EXTR and each other.
   Result<std::uint32_t> Capture(const reflect::ClassInfo& cls, void* object, Guid subject,
                                 RecordKind kind, const std::vector<Section>* sections = nullptr);
+  // The same, with the added sections already encoded (no copy of them is made); InvalidInput
+  // when `more` is not `count` sections in the record's form, or an ID repeats or is PROP, INLN
+  // or EXTR, or there are more than 61.
+  Result<std::uint32_t> Capture(const reflect::ClassInfo& cls, void* object, Guid subject,
+                                RecordKind kind, const EncodedSections& more);
   // Runs OnSaved on the objects captured since the last call (owned objects first, then their
   // owner, in capture order) and forgets them. Call only after the write succeeded. `keep` (may be
   // null: all are kept) is asked right before each capture's hooks run, with its number among the
@@ -117,8 +137,10 @@ class Capturer {
   // For each Capture that remembered objects: where they end in captured_.
   std::vector<std::uint32_t> ends_;
   bool last_remembered_ = false;
-  Bytes scratch_;
-  Bytes owned_scratch_;
+  // Buffers reused from one capture to the next: PROP, the record's head, added sections.
+  ByteSink scratch_;
+  ByteSink header_scratch_;
+  ByteSink more_scratch_;
 };
 
 // The record of `object` with no hooks run and no links (a non-null reference is refused), its

@@ -1100,6 +1100,128 @@ TEST_F(FeaturesTest, SaveExtraWrittenBeforeItsBaseIsRefusedAtCapture) {
   EXPECT_EQ(p->records.size(), 1u);
 }
 
+// ---- Sections a layer above adds ----
+
+// Section IDs "S000".."S063".
+SectionId NumberedSection(int i) {
+  const std::string id = "S" + std::string(i < 100 ? 1 : 0, '0') + std::string(i < 10 ? 1 : 0, '0') +
+                         std::to_string(i);
+  return {id[0], id[1], id[2], id[3]};
+}
+
+TEST_F(FeaturesTest, AddedSectionsEncodedOrListedWriteTheSameRecord) {
+  const Bytes small = {1, 2, 3};
+  const Bytes large(300, 7);
+  const std::vector<Section> listed = {{{'A', 'C', 'T', 'R'}, small}, {{'C', 'O', 'M', 'P'}, large}};
+  ByteSink encoded;
+  AppendSection(&encoded, {'A', 'C', 'T', 'R'}, small);
+  const std::size_t begun = BeginSection(&encoded, {'C', 'O', 'M', 'P'});
+  encoded.Raw(large);
+  EndSection(&encoded, begun);
+
+  Simple object = MakeSimple(3);
+  ChunkWriter by_list;
+  Capturer a(&by_list);
+  ASSERT_THAT(a.Capture(Cls("Simple"), &object, Guid(1, 1), RecordKind::kActor, &listed), IsOk());
+  ChunkWriter by_bytes;
+  Capturer b(&by_bytes);
+  ASSERT_THAT(b.Capture(Cls("Simple"), &object, Guid(1, 1), RecordKind::kActor,
+                        EncodedSections{encoded.view(), 2}),
+              IsOk());
+  const Bytes payload = by_list.Finish();
+  EXPECT_EQ(by_bytes.Finish(), payload);
+  Result<Payload> p = DecodePayload(payload);
+  ASSERT_THAT(p, IsOk());
+  ASSERT_EQ(p->records.size(), 1u);
+  ASSERT_NE(p->records[0].Find({'C', 'O', 'M', 'P'}), nullptr);
+  EXPECT_EQ(p->records[0].Find({'C', 'O', 'M', 'P'})->bytes, large);
+  EXPECT_EQ(p->records[0].Find({'A', 'C', 'T', 'R'})->bytes, small);
+}
+
+TEST_F(FeaturesTest, SectionsWrittenInPlaceMatchAppendedOnesAtEverySizeLength) {
+  // Sizes at each edge of the size's varint length.
+  for (std::size_t size : {0, 1, 127, 128, 129, 16383, 16384, 70000}) {
+    Bytes body(size);
+    for (std::size_t i = 0; i < size; ++i) body[i] = static_cast<std::uint8_t>(i * 31);
+    ByteSink appended;
+    appended.U8(9);  // sections may follow other bytes
+    AppendSection(&appended, {'T', 'E', 'S', 'T'}, body);
+    ByteSink in_place;
+    in_place.U8(9);
+    const std::size_t begun = BeginSection(&in_place, {'T', 'E', 'S', 'T'});
+    EXPECT_EQ(begun, 1u);
+    in_place.Raw(body);
+    EndSection(&in_place, begun);
+    EXPECT_EQ(in_place.ToBytes(), appended.ToBytes()) << size;
+    EXPECT_EQ(appended.size(), 1 + 4 + VarintSize(size) + size);
+  }
+}
+
+TEST_F(FeaturesTest, AddedSectionsNotInTheRecordsFormAreRefusedAndWriteNothing) {
+  Simple object = MakeSimple(1);
+  ChunkWriter chunk;
+  Capturer capturer(&chunk);
+  auto refused = [&](const EncodedSections& more) {
+    EXPECT_THAT(capturer.Capture(Cls("Simple"), &object, Guid(1, 1), RecordKind::kActor, more),
+                StatusIs(StatusCode::kInvalidInput, HasSubstr("sections added to a record")));
+    EXPECT_EQ(chunk.record_count(), 0u);
+  };
+  auto one = [](SectionId id, const Bytes& body = {1}) {
+    ByteSink out;
+    AppendSection(&out, id, body);
+    return out;
+  };
+  const ByteSink prop = one(kPropSection), inln = one(kOwnedSection), extr = one(kExtraSection);
+  refused({prop.view(), 1});
+  refused({inln.view(), 1});
+  refused({extr.view(), 1});
+  ByteSink twice = one({'A', 'C', 'T', 'R'});
+  AppendSection(&twice, {'A', 'C', 'T', 'R'}, Bytes{2});
+  refused({twice.view(), 2});
+  const ByteSink actr = one({'A', 'C', 'T', 'R'}, Bytes(5, 1));
+  refused({actr.view(), 2});                                   // fewer than the count
+  refused({actr.view(), 0});                                   // bytes after the count's
+  refused({actr.view().first(actr.size() - 1), 1});            // cut short
+  refused({actr.view().first(3), 1});                          // not even an ID
+  // Bytes that are not a section at all (a size past the end).
+  const Bytes junk = {'A', 'C', 'T', 'R', 0xFF, 0xFF, 0xFF, 0x7F};
+  refused({junk, 1});
+  EXPECT_THAT(capturer.Capture(Cls("Simple"), &object, Guid(1, 1), RecordKind::kActor,
+                               EncodedSections{actr.view(), 1}),
+              IsOk());
+}
+
+TEST_F(FeaturesTest, AddedSectionsBoundAt61) {
+  Simple object = MakeSimple(1);
+  for (int n : {61, 62}) {
+    std::vector<Section> listed;
+    ByteSink encoded;
+    for (int i = 0; i < n; ++i) {
+      listed.push_back({NumberedSection(i), Bytes{static_cast<std::uint8_t>(i)}});
+      AppendSection(&encoded, NumberedSection(i), listed.back().bytes);
+    }
+    ChunkWriter chunk;
+    Capturer capturer(&chunk);
+    const EncodedSections more{encoded.view(), static_cast<std::uint32_t>(n)};
+    if (n == 61) {
+      // With PROP, INLN and EXTR: the record's 64 sections.
+      EXPECT_THAT(capturer.Capture(Cls("Simple"), &object, Guid(1, 1), RecordKind::kActor, more),
+                  IsOk());
+      EXPECT_THAT(capturer.Capture(Cls("Simple"), &object, Guid(1, 2), RecordKind::kActor, &listed),
+                  IsOk());
+      Result<Payload> p = DecodePayload(chunk.Finish());
+      ASSERT_THAT(p, IsOk());
+      EXPECT_EQ(p->records[0].sections.size(), 64u);
+    } else {
+      EXPECT_THAT(capturer.Capture(Cls("Simple"), &object, Guid(1, 1), RecordKind::kActor, more),
+                  StatusIs(StatusCode::kInvalidInput));
+      EXPECT_THAT(capturer.Capture(Cls("Simple"), &object, Guid(1, 2), RecordKind::kActor, &listed),
+                  StatusIs(StatusCode::kInvalidInput));
+      EXPECT_EQ(chunk.record_count(), 0u);
+    }
+  }
+}
+
 // ---- 6. A damaged record anywhere ----
 
 TEST_F(FeaturesTest, DamagedRecordAnywhereAppliesNothing) {

@@ -893,9 +893,11 @@ TEST(ActorSectionTest, EveryFieldIsWrittenInTheDocumentedForm) {
   u64(0x3132333435363738ull);
   text("hand_r");
   EXPECT_EQ(world::EncodeActor(a), want);
-  Bytes appended = {0xAA};
+  ByteSink appended;
+  appended.U8(0xAA);
   world::AppendActor(a, &appended);
-  EXPECT_EQ(Bytes(appended.begin() + 1, appended.end()), want);
+  const Bytes appended_bytes = appended.ToBytes();
+  EXPECT_EQ(Bytes(appended_bytes.begin() + 1, appended_bytes.end()), want);
   ASSERT_OK_AND_ASSIGN(const world::ActorSection back, world::DecodeActor(want));
   EXPECT_EQ(back, a);
 

@@ -23,10 +23,6 @@ enum : std::uint8_t {
 
 constexpr std::size_t kMaxText = 1024;
 
-void WriteGuid(ByteWriter& w, Guid g) {
-  w.U64(g.high());
-  w.U64(g.low());
-}
 bool ReadGuid(ByteReader& r, Guid* g) {
   std::uint64_t high = 0, low = 0;
   if (!r.U64(&high) || !r.U64(&low)) return false;
@@ -70,13 +66,17 @@ bool FitsSection(std::string_view text) {
   return text.size() <= kMaxText && IsValidUtf8(text) && text.find('\0') == std::string_view::npos;
 }
 
-Bytes EncodeActor(const ActorSection& a) {
-  Bytes out;
-  AppendActor(a, &out);
-  return out;
+bool FitsSection(Name name) {
+  return name.view().size() <= kMaxText && name.is_plain_text();
 }
 
-void AppendActor(const ActorSection& a, Bytes* out) {
+Bytes EncodeActor(const ActorSection& a) {
+  ByteSink out;
+  AppendActor(a, &out);
+  return out.ToBytes();
+}
+
+void AppendActor(const ActorSection& a, ByteSink* out) {
   const auto& t = a.transform;
   const bool rotation = !(t.rotation.x == 0 && t.rotation.y == 0 && t.rotation.z == 0 &&
                           t.rotation.w == 1);
@@ -85,17 +85,18 @@ void AppendActor(const ActorSection& a, Bytes* out) {
                        (a.owner.is_none() ? 0 : kOwner) |
                        (a.attach_parent.is_none() ? 0 : kAttached) | (rotation ? kRotation : 0) |
                        (scale ? kScale : 0) | (a.level.empty() ? 0 : kLevel);
-  ByteWriter w(out);
-  w.U8(flags);
-  if (flags & kLevel) w.LengthPrefixed(a.level);
-  // The fixed-size fields, gathered and appended at once (every actor of a save passes here).
-  std::uint8_t fixed[10 * 8 + 2 * 16];
+  out->U8(flags);
+  if (flags & kLevel) out->LengthPrefixed(a.level);
+  // The fixed-size fields, written straight into room made for the most there can be (every
+  // actor of a save passes here).
+  out->Reserve(10 * 8 + 2 * 16);
+  std::uint8_t* const fixed = out->data() + out->size();
   std::size_t n = 0;
   auto f64 = [&](double v) {
     StoreU64(fixed + n, std::bit_cast<std::uint64_t>(v));
     n += 8;
   };
-  auto guid = [&](Guid g) {  // as WriteGuid
+  auto guid = [&](Guid g) {  // high, then low, as ReadGuid reads them
     StoreU64(fixed + n, g.high());
     StoreU64(fixed + n + 8, g.low());
     n += 16;
@@ -116,8 +117,8 @@ void AppendActor(const ActorSection& a, Bytes* out) {
   }
   if (flags & kOwner) guid(a.owner);
   if (flags & kAttached) guid(a.attach_parent);
-  w.Raw(ByteView(fixed, n));
-  if (flags & kAttached) w.LengthPrefixed(a.attach_socket);
+  out->Extend(n);  // the n bytes just stored
+  if (flags & kAttached) out->LengthPrefixed(a.attach_socket);
 }
 
 Result<ActorSection> DecodeActor(ByteView bytes) {
@@ -149,15 +150,16 @@ Result<ActorSection> DecodeActor(ByteView bytes) {
 }
 
 Bytes EncodeComponent(const ComponentSection& c) {
-  Bytes out;
-  AppendComponent(c, &out);
-  return out;
+  ByteSink out;
+  AppendComponent(c.actor, c.name, &out);
+  return out.ToBytes();
 }
 
-void AppendComponent(const ComponentSection& c, Bytes* out) {
-  ByteWriter w(out);
-  WriteGuid(w, c.actor);
-  w.LengthPrefixed(c.name);
+void AppendComponent(Guid actor, std::string_view name, ByteSink* out) {
+  out->Reserve(16);
+  out->U64(actor.high());
+  out->U64(actor.low());
+  out->LengthPrefixed(name);
 }
 
 Result<ComponentSection> DecodeComponent(ByteView bytes) {
@@ -170,15 +172,14 @@ Result<ComponentSection> DecodeComponent(ByteView bytes) {
 }
 
 Bytes EncodeGlobal(const GlobalSection& g) {
-  Bytes out;
+  ByteSink out;
   AppendGlobal(g, &out);
-  return out;
+  return out.ToBytes();
 }
 
-void AppendGlobal(const GlobalSection& g, Bytes* out) {
-  ByteWriter w(out);
-  w.U8(g.registered ? 1 : 0);
-  w.LengthPrefixed(g.name);
+void AppendGlobal(const GlobalSection& g, ByteSink* out) {
+  out->U8(g.registered ? 1 : 0);
+  out->LengthPrefixed(g.name);
 }
 
 Result<GlobalSection> DecodeGlobal(ByteView bytes) {
@@ -193,15 +194,14 @@ Result<GlobalSection> DecodeGlobal(ByteView bytes) {
 }
 
 Bytes EncodePlayer(const PlayerSection& p) {
-  Bytes out;
+  ByteSink out;
   AppendPlayer(p, &out);
-  return out;
+  return out.ToBytes();
 }
 
-void AppendPlayer(const PlayerSection& p, Bytes* out) {
-  ByteWriter w(out);
-  w.Varint(p.index);
-  w.U8(static_cast<std::uint8_t>(p.part));
+void AppendPlayer(const PlayerSection& p, ByteSink* out) {
+  out->Varint(p.index);
+  out->U8(static_cast<std::uint8_t>(p.part));
 }
 
 Result<PlayerSection> DecodePlayer(ByteView bytes) {

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "rolly/core/bytes.h"
 #include "rolly/core/guid.h"
@@ -41,6 +42,8 @@ inline constexpr record::SectionId kPlayerSection = {'P', 'L', 'Y', 'R'};
 // Whether a level, socket, component, role or registered name fits a section (at most 1,024 bytes
 // of UTF-8 without NUL); a capture refuses one that does not with InvalidData.
 bool FitsSection(std::string_view text);
+// The same for a Name, without a scan (Name::is_plain_text).
+bool FitsSection(Name name);
 
 struct ActorSection {
   bool spawned = false;
@@ -54,8 +57,8 @@ struct ActorSection {
   friend bool operator==(const ActorSection&, const ActorSection&) = default;
 };
 Bytes EncodeActor(const ActorSection& actor);
-// The same bytes, appended to `out` (no allocation once `out` has room).
-void AppendActor(const ActorSection& actor, Bytes* out);
+// The same bytes, appended to `out`.
+void AppendActor(const ActorSection& actor, ByteSink* out);
 // Damaged for bytes not in the one form.
 Result<ActorSection> DecodeActor(ByteView bytes);
 
@@ -64,8 +67,8 @@ struct ComponentSection {
   std::string name;
 };
 Bytes EncodeComponent(const ComponentSection& component);
-// The same bytes, appended to `out` (no allocation once `out` has room).
-void AppendComponent(const ComponentSection& component, Bytes* out);
+// The same bytes, appended to `out` (the name as a view: nothing is copied on the way).
+void AppendComponent(Guid actor, std::string_view name, ByteSink* out);
 Result<ComponentSection> DecodeComponent(ByteView bytes);
 
 struct GlobalSection {
@@ -74,8 +77,8 @@ struct GlobalSection {
   std::string name;
 };
 Bytes EncodeGlobal(const GlobalSection& global);
-// The same bytes, appended to `out` (no allocation once `out` has room).
-void AppendGlobal(const GlobalSection& global, Bytes* out);
+// The same bytes, appended to `out`.
+void AppendGlobal(const GlobalSection& global, ByteSink* out);
 Result<GlobalSection> DecodeGlobal(ByteView bytes);
 
 enum class PlayerPart : std::uint8_t { kController = 0, kPawn = 1, kPlayerState = 2 };
@@ -84,8 +87,8 @@ struct PlayerSection {
   PlayerPart part = PlayerPart::kController;
 };
 Bytes EncodePlayer(const PlayerSection& player);
-// The same bytes, appended to `out` (no allocation once `out` has room).
-void AppendPlayer(const PlayerSection& player, Bytes* out);
+// The same bytes, appended to `out`.
+void AppendPlayer(const PlayerSection& player, ByteSink* out);
 Result<PlayerSection> DecodePlayer(ByteView bytes);
 
 Guid DeriveGlobalId(Name role, Name class_name);

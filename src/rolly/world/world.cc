@@ -50,6 +50,19 @@ bool SameClass(const reflect::TypeRegistry& registry, Name saved, const reflect:
 
 std::string Describe(Name cls, Guid id) { return cls.str() + " " + id.ToString(); }
 
+// Calls `each(id, bytes)` for each of `sections` (written by the capture itself, so in form).
+template <typename Each>
+void ForEachSection(const record::EncodedSections& sections, Each&& each) {
+  ByteReader r(sections.bytes);
+  for (std::uint32_t i = 0; i < sections.count; ++i) {
+    ByteView id, bytes;
+    if (!r.Raw(4, &id) || !r.LengthPrefixed(sections.bytes.size(), &bytes)) return;
+    record::SectionId section;
+    std::memcpy(section.data(), id.data(), 4);
+    each(section, bytes);
+  }
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -128,10 +141,11 @@ struct WorldCapture::Subject {
   Object object;
   // A placed actor destroyed in play: its class name (no object).
   Name tombstone_class;
-  // Where its sections start: block `section_block` of section_blocks_, at `section_at`. Each is
-  // a 4-byte ID, a 4-byte size, the bytes.
+  // Its sections, in the record's form (record::EncodedSections): `section_size` bytes of block
+  // `section_block` of section_blocks_, at `section_at`.
   std::uint32_t section_block = 0;
   std::uint32_t section_at = 0;
+  std::uint32_t section_size = 0;
   // Its record index in its chunk (from 1).
   std::uint32_t record = 0;
   std::uint16_t chunk = 0;
@@ -272,10 +286,10 @@ void WorldCapture::Gather() {
     chunks_.push_back(std::move(c));
     return chunks_.size() - 1;
   };
-  auto fits = [&](std::string_view text) {
-    if (!FitsSection(text) && gather_error_.ok()) {
+  auto fits = [&](Name name) {
+    if (!FitsSection(name) && gather_error_.ok()) {
       gather_error_ =
-          InvalidDataError("the name \"" + std::string(text.substr(0, 64)) +
+          InvalidDataError("the name \"" + std::string(name.view().substr(0, 64)) +
                            "\" cannot be saved: names are at most 1,024 bytes of UTF-8");
     }
   };
@@ -289,7 +303,7 @@ void WorldCapture::Gather() {
     // A subject's sections stay in one block (they are at most a few KiB).
     if (section_blocks_.empty() ||
         section_blocks_.back().capacity() - section_blocks_.back().size() < kSectionRoom) {
-      section_blocks_.emplace_back().reserve(kSectionBlock);
+      section_blocks_.emplace_back().Reserve(kSectionBlock);
     }
     s.section_block = static_cast<std::uint32_t>(section_blocks_.size() - 1);
     s.section_at = static_cast<std::uint32_t>(section_blocks_.back().size());
@@ -299,13 +313,13 @@ void WorldCapture::Gather() {
     subjects_.push_back(s);
   };
   auto section = [&](record::SectionId id, auto&& append) {
-    Bytes& block = section_blocks_.back();
-    const std::size_t at = block.size();
-    block.resize(at + 8);
-    std::memcpy(block.data() + at, id.data(), 4);
+    ByteSink& block = section_blocks_.back();
+    const std::size_t begun = record::BeginSection(&block, id);
     append(&block);
-    StoreU32(block.data() + at + 4, static_cast<std::uint32_t>(block.size() - at - 8));
-    ++subjects_.back().section_count;
+    record::EndSection(&block, begun);
+    Subject& s = subjects_.back();
+    ++s.section_count;
+    s.section_size = static_cast<std::uint32_t>(block.size() - s.section_at);
   };
 
   // Globals.
@@ -314,16 +328,16 @@ void WorldCapture::Gather() {
   if (whole) host.ListGlobals(&globals);
   for (const GlobalView& g : globals) {
     if (!g.object || !HasState(*g.object.cls)) continue;
-    fits(g.role.view());
+    fits(g.role);
     add(glob, RecordKind::kObject, DeriveGlobalId(g.role, g.object.cls->name()), g.object, Name());
-    section(kGlobalSection, [&](Bytes* out) { AppendGlobal({false, g.role.str()}, out); });
+    section(kGlobalSection, [&](ByteSink* out) { AppendGlobal({false, g.role.str()}, out); });
   }
   // (Named copies, not structured bindings: clang 14 does not let a lambda capture those.)
   for (const auto& entry : world_.registered_) {
     if (!whole) break;
     const Name name = entry.first;
     add(glob, RecordKind::kObject, DeriveRegisteredId(name), entry.second, Name());
-    section(kGlobalSection, [&](Bytes* out) { AppendGlobal({true, name.str()}, out); });
+    section(kGlobalSection, [&](ByteSink* out) { AppendGlobal({true, name.str()}, out); });
   }
 
   // Actors of every level, in the host's order (usually the order they sit in memory, which is
@@ -341,6 +355,7 @@ void WorldCapture::Gather() {
   if (whole) host.ListPlayers(&players);
   std::vector<std::pair<const void*, reflect::Transformd>> pawns;
   std::vector<ComponentView> components;
+  ActorSection actor;  // reused: its strings keep their room
   auto visit = [&](const ActorView& a) {
     ids.push_back(a.id);
     for (const PlayerView& p : players) {
@@ -352,23 +367,27 @@ void WorldCapture::Gather() {
     std::erase_if(components,
                   [](const ComponentView& c) { return !c.object || !HasState(*c.object.cls); });
     if (a.saving != Saving::kAlways && !HasState(*a.object.cls) && components.empty()) return;
-    ActorSection actor;
     actor.spawned = a.spawned;
-    if (a.level != persistent) actor.level = a.level.view();
+    if (a.level != persistent) {
+      actor.level = a.level.view();
+      fits(a.level);
+    } else {
+      actor.level.clear();
+    }
     actor.transform = a.transform;
     actor.owner = a.owner;
     actor.attach_parent = a.attach_parent;
     actor.attach_socket = a.attach_socket.view();
-    fits(actor.level);
-    fits(actor.attach_socket);
+    fits(a.attach_socket);
     add(wrld, RecordKind::kActor, a.id, a.object, Name());
-    section(kActorSection, [&](Bytes* out) { AppendActor(actor, out); });
+    section(kActorSection, [&](ByteSink* out) { AppendActor(actor, out); });
     std::sort(components.begin(), components.end(),
               [](const ComponentView& x, const ComponentView& y) { return x.name < y.name; });
     for (const ComponentView& c : components) {
-      fits(c.name.view());
+      fits(c.name);
       add(wrld, RecordKind::kComponent, DeriveComponentId(a.id, c.name), c.object, Name());
-      section(kComponentSection, [&](Bytes* out) { AppendComponent({a.id, c.name.str()}, out); });
+      section(kComponentSection,
+              [&](ByteSink* out) { AppendComponent(a.id, c.name.view(), out); });
     }
   };
   for (Name level : levels) host.VisitActors(level, visit);
@@ -391,11 +410,11 @@ void WorldCapture::Gather() {
             [](const World::PlacedActor* x, const World::PlacedActor* y) { return x->id < y->id; });
   for (const World::PlacedActor* p : gone) {
     const World::PlacedActor& placed = *p;
-    ActorSection actor;
-    actor.destroyed = true;
-    if (placed.level != persistent) actor.level = placed.level.view();
+    ActorSection tombstone;
+    tombstone.destroyed = true;
+    if (placed.level != persistent) tombstone.level = placed.level.view();
     add(wrld, RecordKind::kActor, placed.id, Object{}, placed.cls);
-    section(kActorSection, [&](Bytes* out) { AppendActor(actor, out); });
+    section(kActorSection, [&](ByteSink* out) { AppendActor(tombstone, out); });
   }
   if (whole) world_.capture_hint_.actors = ids.size();
   ids = std::vector<Guid>();
@@ -412,13 +431,13 @@ void WorldCapture::Gather() {
       const Object object = entry.second;
       if (!object || !HasState(*object.cls)) continue;
       add(plyr, RecordKind::kPlayer, DerivePlayerId(index, part), object, Name());
-      section(kPlayerSection, [&](Bytes* out) { AppendPlayer({index, part}, out); });
+      section(kPlayerSection, [&](ByteSink* out) { AppendPlayer({index, part}, out); });
       if (part == PlayerPart::kPawn) {
         for (const auto& [pawn, transform] : pawns) {
           if (pawn != object.ptr) continue;
-          ActorSection actor;
-          actor.transform = transform;
-          section(kActorSection, [&](Bytes* out) { AppendActor(actor, out); });
+          ActorSection placement;
+          placement.transform = transform;
+          section(kActorSection, [&](ByteSink* out) { AppendActor(placement, out); });
         }
       }
     }
@@ -451,21 +470,12 @@ Status WorldCapture::Step() {
   const Subject& s = subjects_[next_];
   ChunkState& c = *chunks_[s.chunk];
   links_->SetChunk(s.chunk);
-  // The subject's sections, into buffers reused from one subject to the next.
-  const bool tombstone = !s.tombstone_class.is_none();
-  const std::size_t first = tombstone ? 1 : 0;
-  step_sections_.resize(first + s.section_count);
-  if (tombstone) step_sections_[0] = {record::kPropSection, {}};
   // The blocks of sections before this subject's are done with.
-  while (sections_freed_ < s.section_block) Bytes().swap(section_blocks_[sections_freed_++]);
-  const std::uint8_t* at = section_blocks_[s.section_block].data() + s.section_at;
-  for (std::size_t i = first; i < step_sections_.size(); ++i) {
-    const std::uint32_t size = LoadU32(at + 4);
-    std::memcpy(step_sections_[i].id.data(), at, 4);
-    step_sections_[i].bytes.assign(at + 8, at + 8 + size);
-    at += 8 + size;
-  }
-  if (tombstone) {
+  while (sections_freed_ < s.section_block) section_blocks_[sections_freed_++] = ByteSink();
+  const record::EncodedSections sections{
+      ByteView(section_blocks_[s.section_block].data() + s.section_at, s.section_size),
+      s.section_count};
+  if (!s.tombstone_class.is_none()) {
     // A placed actor destroyed in play: a record of no values, its class named by a layout of no
     // fields.
     record::ChunkTables& tables = c.writer->tables();
@@ -478,13 +488,14 @@ Status WorldCapture::Step() {
     r.kind = static_cast<std::uint8_t>(RecordKind::kActor);
     r.subject = s.id;
     r.layout = it->second;
-    r.sections.swap(step_sections_);
-    const Status added = c.writer->Add(r);
-    step_sections_.swap(r.sections);
-    ROLLY_RETURN_IF_ERROR(added);
+    r.sections.push_back({record::kPropSection, {}});
+    ForEachSection(sections, [&](record::SectionId id, ByteView bytes) {
+      r.sections.push_back({id, Bytes(bytes.begin(), bytes.end())});
+    });
+    ROLLY_RETURN_IF_ERROR(c.writer->Add(r));
   } else {
     Result<std::uint32_t> index =
-        c.capturer->Capture(*s.object.cls, s.object.ptr, s.id, s.kind, &step_sections_);
+        c.capturer->Capture(*s.object.cls, s.object.ptr, s.id, s.kind, sections);
     if (!index.ok()) {
       return Status(index.status().code(), Describe(s.object.cls->name(), s.id) + ": " +
                                                std::string(index.status().message()));
@@ -495,19 +506,19 @@ Status WorldCapture::Step() {
       h.object = s.object;
       h.kind = s.kind;
       if (s.kind == RecordKind::kActor) h.actor = s.id;
-      for (const record::Section& section : step_sections_) {
-        if (record::SameSection(section.id, kComponentSection)) {
-          ComponentSection comp = *DecodeComponent(section.bytes);
+      ForEachSection(sections, [&](record::SectionId id, ByteView bytes) {
+        if (record::SameSection(id, kComponentSection)) {
+          ComponentSection comp = *DecodeComponent(bytes);
           h.actor = comp.actor;
           h.name = Name(comp.name);
-        } else if (record::SameSection(section.id, kGlobalSection)) {
-          GlobalSection global = *DecodeGlobal(section.bytes);
+        } else if (record::SameSection(id, kGlobalSection)) {
+          GlobalSection global = *DecodeGlobal(bytes);
           h.registered = global.registered;
           h.name = Name(global.name);
-        } else if (record::SameSection(section.id, kPlayerSection)) {
-          h.player = *DecodePlayer(section.bytes);
+        } else if (record::SameSection(id, kPlayerSection)) {
+          h.player = *DecodePlayer(bytes);
         }
-      }
+      });
       c.hooked.push_back(h);
     }
   }
@@ -574,8 +585,7 @@ Result<CapturedWorld> WorldCapture::Detach() {
   for (const World::LevelMemory& m : world_.level_memory_) rep->memory.emplace_back(m.level, m.records);
   // What only the steps needed goes now.
   links_.reset();
-  section_blocks_ = std::vector<Bytes>();
-  step_sections_ = std::vector<record::Section>();
+  section_blocks_ = std::vector<ByteSink>();
   rep->subjects = std::move(subjects_);
   subjects_ = std::vector<Subject>();
   rep->budget = std::move(budget_);

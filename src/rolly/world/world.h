@@ -230,9 +230,8 @@ class WorldCapture {
   std::size_t next_ = 0;
   // The world sections of every subject, encoded when it was listed (Subject::section_block), in
   // blocks; those before the current step's are let go of.
-  std::vector<Bytes> section_blocks_;
+  std::vector<ByteSink> section_blocks_;
   std::size_t sections_freed_ = 0;
-  std::vector<record::Section> step_sections_;
   Status gather_error_;
   bool detached_ = false;
   // A level's capture for level memory (World::OnLevelRemoved): only that level's actors,
