@@ -513,12 +513,28 @@ void Scene::ListGlobals(std::vector<world::GlobalView>* out) {
 void Scene::VisitActors(Name level, const std::function<void(const world::ActorView&)>& visit) {
   if (!world_) return;
   const auto& actors = world_->actors;
-  for (std::size_t i = 0; i < actors.size(); ++i) {
-    // Each actor is its own allocation: the one a few ahead is asked into cache (what a view
-    // reads spans its first four lines).
-    if (i + 4 < actors.size()) {
-      const char* ahead = reinterpret_cast<const char*>(actors[i + 4].second.get());
+  // Each actor is its own allocation, its list of components another, and each component another:
+  // a software pipeline asks them into cache ahead of the visit, each stage once the one before
+  // has arrived. Actor i + kActorAhead (what a view reads spans its first four lines); the list
+  // of actor i + kListAhead; the components of actor i + kComponentsAhead (what a visitor listing
+  // them reads: the name and class, in the first line).
+  constexpr std::size_t kActorAhead = 8;
+  constexpr std::size_t kListAhead = 4;
+  constexpr std::size_t kComponentsAhead = 2;
+  const std::size_t n = actors.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i + kActorAhead < n) {
+      const char* ahead = reinterpret_cast<const char*>(actors[i + kActorAhead].second.get());
       for (int line = 0; line < 4; ++line) __builtin_prefetch(ahead + 64 * line);
+    }
+    if (i + kListAhead < n) {
+      const auto& list = actors[i + kListAhead].second->components;
+      if (!list.empty()) __builtin_prefetch(list.data());
+    }
+    if (i + kComponentsAhead < n) {
+      for (const auto& c : actors[i + kComponentsAhead].second->components) {
+        __builtin_prefetch(c.get());
+      }
     }
     const Actor& a = *actors[i].second;
     if (a.level == level) visit(ViewOf(a));

@@ -155,8 +155,9 @@ struct WorldCapture::Subject {
 
 // How many subjects ahead a step asks for the object's saved fields.
 constexpr std::size_t kPrefetchAhead = 4;
-// How many entries ahead a pass filling or probing a hash table asks for the slot.
-constexpr std::size_t kSlotAhead = 8;
+// How many entries ahead a pass filling or probing a hash table asks for the slot (each entry
+// takes a few nanoseconds, a slot from memory about a hundred).
+constexpr std::size_t kSlotAhead = 32;
 // The capture's world sections are kept in blocks, let go of as the steps pass them; a subject's
 // sections (a few KiB at most: names are at most 1,024 bytes) start a new block when less than
 // kSectionRoom is left.
