@@ -1,6 +1,7 @@
 #include "rolly/record/capture.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -406,6 +407,18 @@ void AppendDecoded(const EncodedSections& more, std::vector<Section>* out) {
   }
 }
 
+// The size of what WriteHeader writes.
+std::size_t HeaderSize(std::uint32_t layout, const Parts& parts) {
+  std::size_t size = 1 + 16 + VarintSize(layout) +
+                     VarintSize((parts.has_inln ? 1 : 0) + (parts.has_extra ? 1 : 0) +
+                                parts.more.count) +
+                     parts.more.bytes.size();
+  if (parts.has_inln) size += 4 + VarintSize(parts.inln.size()) + parts.inln.size();
+  if (parts.has_extra) size += 4 + VarintSize(parts.extra.size()) + parts.extra.size();
+  return size;
+}
+
+// A record's kind, subject, layout and sections other than PROP (HeaderSize bytes).
 void WriteHeader(ByteSink& w, RecordKind kind, Guid subject, std::uint32_t layout,
                  const Parts& parts) {
   w.Reserve(1 + 16 + 10 + 10);
@@ -451,8 +464,9 @@ Status WalkSections(const EncodedSections& more) {
   SectionId ids[kMaxSections];
   ByteReader r(more.bytes);
   for (std::uint32_t i = 0; i < more.count; ++i) {
-    ByteView id, bytes;
-    if (!r.Raw(4, &id) || !r.LengthPrefixed(more.bytes.size(), &bytes)) return bad();
+    ByteView id;
+    std::uint64_t size = 0;
+    if (!r.Raw(4, &id) || !r.Varint(&size) || !r.Skip(size)) return bad();
     std::memcpy(ids[i].data(), id.data(), 4);
     if (SameSection(ids[i], kPropSection) || SameSection(ids[i], kOwnedSection) ||
         SameSection(ids[i], kExtraSection)) {
@@ -491,18 +505,21 @@ Status ChunkWriter::Add(const Record& record) {
 }
 
 void ChunkWriter::AddEncoded(ByteView record, ByteView tail) {
-  const std::size_t size = record.size() + tail.size();
+  ByteSink& block = BeginRecord(record.size() + tail.size());
+  block.Raw(record);
+  block.Raw(tail);
+}
+
+ByteSink& ChunkWriter::BeginRecord(std::size_t size) {
   const std::size_t most = size + 10;  // with its length, a varint of at most 10 bytes
   if (blocks_.empty() || blocks_.back().capacity() - blocks_.back().size() < most) {
     blocks_.emplace_back().Reserve(std::max(kBlock, most));
   }
   ByteSink& block = blocks_.back();
-  const std::size_t before = block.size();
   block.Varint(size);
-  block.Raw(record);
-  block.Raw(tail);
-  records_size_ += block.size() - before;
+  records_size_ += VarintSize(size) + size;
   ++count_;
+  return block;
 }
 
 Bytes ChunkWriter::Finish() {
@@ -609,9 +626,13 @@ Result<std::uint32_t> Capturer::Capture(const reflect::ClassInfo& cls, void* obj
                                    ": a load would refuse it: " + std::string(s.message())));
     }
   }
-  header_scratch_.clear();
-  WriteHeader(header_scratch_, kind, subject, layout, parts);
-  chunk_->AddEncoded(header_scratch_.view(), scratch_.view());
+  // Written straight into the chunk: the record's size first, so the head's is worked out.
+  const std::size_t head = HeaderSize(layout, parts);
+  ByteSink& out = chunk_->BeginRecord(head + scratch_.size());
+  [[maybe_unused]] const std::size_t begun = out.size();
+  WriteHeader(out, kind, subject, layout, parts);
+  out.Raw(scratch_.view());
+  assert(out.size() - begun == head + scratch_.size());
   const std::size_t before = captured_.size();
   for (auto it = owned.rbegin(); it != owned.rend(); ++it) {
     if (it->cls->Plan().saved) captured_.push_back(*it);

@@ -65,6 +65,9 @@ class ChunkWriter {
 
  private:
   friend class Capturer;
+  // Counts a record of `size` bytes and writes its size into the current block (a new one when
+  // it lacks room), which it returns: the caller appends exactly `size` bytes to it.
+  ByteSink& BeginRecord(std::size_t size);
   // Checks `record` against a copy of the budget charged with the tables' bag layouts not charged
   // yet; on success commits the copy.
   Status CheckAndCharge(const Record& record, std::uint32_t index);
@@ -137,9 +140,8 @@ class Capturer {
   // For each Capture that remembered objects: where they end in captured_.
   std::vector<std::uint32_t> ends_;
   bool last_remembered_ = false;
-  // Buffers reused from one capture to the next: PROP, the record's head, added sections.
+  // Buffers reused from one capture to the next: PROP, added sections.
   ByteSink scratch_;
-  ByteSink header_scratch_;
   ByteSink more_scratch_;
 };
 
