@@ -186,6 +186,22 @@ class Ledger : public Actor {
   std::unique_ptr<LedgerEntry> entry;
 };
 
+// Owned by hoards and vaults: enough of them make a file pass its bound of 262,144 owned objects.
+class Coin {
+ public:
+  virtual ~Coin() = default;
+  std::int32_t value = 0;
+};
+// A hoard is a class the second registry does not know (as Statue); a vault both know.
+class Hoard : public Actor {
+ public:
+  std::vector<std::unique_ptr<Coin>> coins;
+};
+class Vault : public Actor {
+ public:
+  std::vector<std::unique_ptr<Coin>> coins;
+};
+
 std::unique_ptr<reflect::TypeRegistry> MakeRegistry(bool with_statue = true,
                                                     bool with_test_classes = true) {
   auto r = std::make_unique<reflect::TypeRegistry>();
@@ -216,7 +232,10 @@ std::unique_ptr<reflect::TypeRegistry> MakeRegistry(bool with_statue = true,
         .Base<Crate>()
         .OnPreSave(&HookedCrate::PreSave)
         .OnSaved(&HookedCrate::Saved);
+    r->Class<Coin>("Coin").Field("Value", &Coin::value, reflect::kSaveGame);
+    r->Class<Vault>("Vault").Base<Actor>().Field("Coins", &Vault::coins, reflect::kSaveGame);
     if (with_statue) {
+      r->Class<Hoard>("Hoard").Base<Actor>().Field("Coins", &Hoard::coins, reflect::kSaveGame);
       r->Class<Statue>("Statue").Base<Actor>().Field("Polish", &Statue::polish, reflect::kSaveGame);
       r->Class<PlaqueComponent>("PlaqueComponent")
           .Base<Component>()
@@ -1106,6 +1125,67 @@ TEST_F(SaveLoadTest, RecordsOfAbsentObjectsAreKeptAndWrittenBack) {
   ASSERT_OK_AND_ASSIGN(Component * badge,
                        c->scene.AddComponent(G(kHeroId), Name("Badge"), Name("PlaqueComponent")));
   EXPECT_EQ(static_cast<PlaqueComponent*>(badge)->text, "brave") << Lines(out.report.messages);
+}
+
+// A save whose kept records and captured ones together pass a bound of the file (here the owned
+// objects) fails as its chunks are made, on the worker: nothing is written, the slot keeps its
+// save, and the game saves again once it is back within the bound.
+TEST_F(SaveLoadTest, ASaveWhoseKeptRecordsPassTheFilesBoundsWritesNothing) {
+  const std::unique_ptr<reflect::TypeRegistry> no_hoard = MakeRegistry(/*with_statue=*/false);
+  ASSERT_NE(no_hoard, nullptr);
+  constexpr std::size_t kMaxOwned = record::FileBudget::kMaxOwned;
+  constexpr std::size_t kHoard = 140'000;
+  auto fill = [](std::vector<std::unique_ptr<Coin>>& coins, std::size_t n) {
+    coins.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+      coins.push_back(std::make_unique<Coin>());
+      coins.back()->value = static_cast<std::int32_t>(i % 1000);
+    }
+  };
+
+  // a: a hoard spawned in play.
+  auto a = NewGame();
+  ASSERT_OK(a->scene.Start(kSmallMap));
+  ASSERT_OK_AND_ASSIGN(Hoard * hoard, a->scene.SpawnActor<Hoard>());
+  fill(hoard->coins, kHoard);
+  const Guid hoard_id = hoard->id;
+  ASSERT_OK(SaveNow(*a, "h"));
+
+  // b knows no hoards: their record is kept. A vault that, with the hoard's coins, passes the
+  // bound by one.
+  auto b = NewGame(no_hoard.get());
+  b->scene.AddMap(kSmallMap, SmallMap({.statue = false, .weather = false}));
+  ASSERT_OK(b->scene.Start(kSmallMap));
+  ASSERT_OK_AND_ASSIGN(LoadOutcome loaded, LoadNow(*b, "h"));
+  EXPECT_GE(loaded.report.kept, 1u);
+  ASSERT_OK_AND_ASSIGN(Vault * vault, b->scene.SpawnActor<Vault>());
+  fill(vault->coins, kMaxOwned - kHoard + 1);
+  Result<SaveOutcome> refused = SaveNow(*b, "h");
+  EXPECT_THAT(refused, StatusIs(StatusCode::kInvalidData, HasSubstr("262,144 owned objects")));
+  EXPECT_EQ(b->scene.FindActorAs<Vault>(vault->id), vault) << "the world is untouched";
+  EXPECT_EQ(vault->coins.size(), kMaxOwned - kHoard + 1);
+
+  // The slot still holds a's save, which loads whole.
+  {
+    auto c = NewGame();
+    ASSERT_OK(c->scene.Start(kSmallMap));
+    ASSERT_OK(LoadNow(*c, "h"));
+    Hoard* back = c->scene.FindActorAs<Hoard>(hoard_id);
+    ASSERT_NE(back, nullptr);
+    EXPECT_EQ(back->coins.size(), kHoard);
+    EXPECT_EQ(c->scene.ActorCount(), a->scene.ActorCount()) << "no vault: b's save was not written";
+  }
+
+  // At the bound exactly, b's save is written, the hoard's record kept with it.
+  vault->coins.pop_back();
+  ASSERT_OK(SaveNow(*b, "h"));
+  auto d = NewGame();
+  ASSERT_OK(d->scene.Start(kSmallMap));
+  ASSERT_OK(LoadNow(*d, "h"));
+  ASSERT_NE(d->scene.FindActorAs<Hoard>(hoard_id), nullptr);
+  EXPECT_EQ(d->scene.FindActorAs<Hoard>(hoard_id)->coins.size(), kHoard);
+  ASSERT_NE(d->scene.FindActorAs<Vault>(vault->id), nullptr);
+  EXPECT_EQ(d->scene.FindActorAs<Vault>(vault->id)->coins.size(), kMaxOwned - kHoard);
 }
 
 // A placed actor destroyed in a sublevel the next game has not loaded stays destroyed.
