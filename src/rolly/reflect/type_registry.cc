@@ -63,13 +63,11 @@ static void MakePlan(const ClassInfo* cls, ClassPlan* plan, bool (*keep)(Propert
   plan->extra = TypeRegistry::HasExtra(*cls);
 }
 
-const ClassPlan& ClassInfo::Plan() const {
-  if (!plan_ready_.load(std::memory_order_acquire)) {
-    std::call_once(plan_once_, [this] {
-      MakePlan(this, &plan_, &IsSaved);
-      plan_ready_.store(true, std::memory_order_release);
-    });
-  }
+const ClassPlan& ClassInfo::MakePlanOnce() const {
+  std::call_once(plan_once_, [this] {
+    MakePlan(this, &plan_, &IsSaved);
+    plan_ready_.store(true, std::memory_order_release);
+  });
   return plan_;
 }
 

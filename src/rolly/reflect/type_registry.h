@@ -156,8 +156,11 @@ class ClassInfo {
   bool is_polymorphic() const { return dynamic_type_ != nullptr; }
   // Whether this is `other` or derives from it (through bases or interfaces).
   bool IsA(const ClassInfo& other) const;
-  // The plan; made on first call, the same object afterwards.
-  const ClassPlan& Plan() const;
+  // The plan; made on first call, the same object afterwards (then one load: every captured and
+  // applied object asks).
+  const ClassPlan& Plan() const {
+    return plan_ready_.load(std::memory_order_acquire) ? plan_ : MakePlanOnce();
+  }
   // Every registered field but editor-only ones, bases first: how a struct saves inside a
   // property bag or an instanced struct, which save their values whole.
   const ClassPlan& WholePlan() const;
@@ -179,6 +182,8 @@ class ClassInfo {
     const ClassInfo* cls;
     std::uint32_t offset;
   };
+  // Makes the plan, once (Plan's first call).
+  const ClassPlan& MakePlanOnce() const;
 
   Name name_;
   std::type_index type_;
@@ -200,7 +205,7 @@ class ClassInfo {
   std::function<void(const void*, ExtraWriter&)> write_extra_;
   std::function<void(void*, ExtraReader&)> read_extra_;
   mutable std::once_flag plan_once_;
-  // Set once plan_ is made: every later Plan() is one load (every captured object asks).
+  // Set once plan_ is made.
   mutable std::atomic<bool> plan_ready_{false};
   mutable ClassPlan plan_;
   mutable std::once_flag whole_plan_once_;

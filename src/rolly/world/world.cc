@@ -36,7 +36,8 @@ constexpr record::SectionId kWorldSections[] = {kActorSection, kComponentSection
 
 // Whether objects of `cls` hold saved state: a saved field or a save-extra hook.
 bool HasState(const reflect::ClassInfo& cls) {
-  return !cls.Plan().fields.empty() || reflect::TypeRegistry::HasExtra(cls);
+  const reflect::ClassPlan& plan = cls.Plan();
+  return !plan.fields.empty() || plan.extra;
 }
 
 Name SavedClass(const record::ChunkTables& tables, std::uint32_t layout) {
