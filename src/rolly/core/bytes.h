@@ -169,7 +169,8 @@ class ByteSink {
   void clear() { size_ = 0; }
   // Drops the bytes after the first `size` (at most size()).
   void Truncate(std::size_t size) { size_ = std::min(size, size_); }
-  // Makes room for `n` more bytes (no later append of at most `n` bytes grows the buffer).
+  // Makes room for `n` more bytes: no later append of at most `n` bytes grows the buffer (a
+  // Varint asks for 10 bytes of room, however few it writes).
   void Reserve(std::size_t n) {
     if (capacity_ - size_ < n) Grow(n);
   }

@@ -1,4 +1,5 @@
-// Tests for ByteWriter, ByteSink, ByteReader, varints, zigzag and the little-endian loads and stores.
+// Tests for ByteWriter, ByteSink, ByteReader, varints, zigzag and the little-endian loads and
+// stores.
 
 #include "rolly/core/bytes.h"
 

@@ -88,7 +88,7 @@ Bytes CustomVersionsPayload(std::size_t count, std::size_t key_size) {
   Bytes p;
   format_testing::PutVarint(&p, count);
   for (std::size_t i = 0; i < count; ++i) {
-    char prefix[8];
+    char prefix[24];  // room for any size_t
     std::snprintf(prefix, sizeof prefix, "%05zu", i);
     std::string key(prefix);
     key.resize(std::max(key_size, key.size()), 'k');

@@ -399,8 +399,9 @@ void AppendDecoded(const EncodedSections& more, std::vector<Section>* out) {
   for (std::uint32_t i = 0; i < more.count; ++i) {
     Section section;
     ByteView id, bytes;
-    r.Raw(4, &id);
-    r.LengthPrefixed(more.bytes.size(), &bytes);
+    const bool read = r.Raw(4, &id) && r.LengthPrefixed(more.bytes.size(), &bytes);
+    assert(read);  // WalkSections checked them
+    if (!read) return;
     std::memcpy(section.id.data(), id.data(), 4);
     section.bytes.assign(bytes.begin(), bytes.end());
     out->push_back(std::move(section));
@@ -421,7 +422,6 @@ std::size_t HeaderSize(std::uint32_t layout, const Parts& parts) {
 // A record's kind, subject, layout and sections other than PROP (HeaderSize bytes).
 void WriteHeader(ByteSink& w, RecordKind kind, Guid subject, std::uint32_t layout,
                  const Parts& parts) {
-  w.Reserve(1 + 16 + 10 + 10);
   w.U8(static_cast<std::uint8_t>(kind));
   w.U64(subject.high());
   w.U64(subject.low());
@@ -436,7 +436,7 @@ void WriteHeader(ByteSink& w, RecordKind kind, Guid subject, std::uint32_t layou
     w.LengthPrefixed(std::string_view(parts.extra));
   }
   w.Raw(parts.more.bytes);
-  // PROP follows, the rest of the record (ChunkWriter::AddEncoded's tail).
+  // PROP follows, the rest of the record.
 }
 
 Record ToRecord(RecordKind kind, Guid subject, std::uint32_t layout, const Parts& parts) {
@@ -453,22 +453,23 @@ Record ToRecord(RecordKind kind, Guid subject, std::uint32_t layout, const Parts
   return record;
 }
 
-// Checks that `more` holds `count` sections in the record's form whose IDs differ from PROP, INLN,
-// EXTR and each other, and no bytes after them.
+// Checks that `more` holds `count` sections in the record's form whose IDs are printable and
+// differ from PROP, INLN, EXTR and each other, and no bytes after them: what a load would refuse.
 Status WalkSections(const EncodedSections& more) {
   auto bad = [] {
     return InvalidInputError(
-        "sections added to a record must be in the record's form, differ, and be at most 61");
+        "sections added to a record must be in the record's form, with printable IDs that differ, "
+        "and be at most 61");
   };
   if (more.count > kMaxSections - 3) return bad();
   SectionId ids[kMaxSections];
   ByteReader r(more.bytes);
   for (std::uint32_t i = 0; i < more.count; ++i) {
-    ByteView id;
-    std::uint64_t size = 0;
-    if (!r.Raw(4, &id) || !r.Varint(&size) || !r.Skip(size)) return bad();
+    ByteView id, bytes;
+    if (!r.Raw(4, &id) || !r.LengthPrefixed(r.remaining(), &bytes)) return bad();
     std::memcpy(ids[i].data(), id.data(), 4);
-    if (SameSection(ids[i], kPropSection) || SameSection(ids[i], kOwnedSection) ||
+    if (!IsPrintableSectionId(ids[i]) || SameSection(ids[i], kPropSection) ||
+        SameSection(ids[i], kOwnedSection) ||
         SameSection(ids[i], kExtraSection)) {
       return bad();
     }
@@ -504,14 +505,12 @@ Status ChunkWriter::Add(const Record& record) {
   return OkStatus();
 }
 
-void ChunkWriter::AddEncoded(ByteView record, ByteView tail) {
-  ByteSink& block = BeginRecord(record.size() + tail.size());
-  block.Raw(record);
-  block.Raw(tail);
-}
+void ChunkWriter::AddEncoded(ByteView record) { BeginRecord(record.size()).Raw(record); }
 
 ByteSink& ChunkWriter::BeginRecord(std::size_t size) {
-  const std::size_t most = size + 10;  // with its length, a varint of at most 10 bytes
+  // The record, its size (a varint of at most 10 bytes), and the 10 bytes a varint written last
+  // asks room for: a block never grows.
+  const std::size_t most = size + 20;
   if (blocks_.empty() || blocks_.back().capacity() - blocks_.back().size() < most) {
     blocks_.emplace_back().Reserve(std::max(kBlock, most));
   }
@@ -581,14 +580,16 @@ void EndSection(ByteSink* out, std::size_t begun) {
 
 Result<std::uint32_t> Capturer::Capture(const reflect::ClassInfo& cls, void* object, Guid subject,
                                         RecordKind kind, const std::vector<Section>* sections) {
-  if (sections == nullptr || sections->empty()) return Capture(cls, object, subject, kind, EncodedSections{});
+  if (sections == nullptr || sections->empty()) {
+    return Capture(cls, object, subject, kind, EncodedSections{});
+  }
   if (sections->size() > kMaxSections - 3) {
     return InvalidInputError("sections added to a record must differ and be at most 61");
   }
   more_scratch_.clear();
   for (const Section& section : *sections) AppendSection(&more_scratch_, section.id, section.bytes);
-  return Capture(cls, object, subject, kind,
-                 EncodedSections{more_scratch_.view(), static_cast<std::uint32_t>(sections->size())});
+  const EncodedSections more{more_scratch_.view(), static_cast<std::uint32_t>(sections->size())};
+  return Capture(cls, object, subject, kind, more);
 }
 
 Result<std::uint32_t> Capturer::Capture(const reflect::ClassInfo& cls, void* object, Guid subject,

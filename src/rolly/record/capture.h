@@ -57,9 +57,8 @@ class ChunkWriter {
   // charges the tables' new bag layouts), so a chunk never holds what its load would refuse.
   // InvalidData, adding and charging nothing, when it breaks a rule or a bound.
   Status Add(const Record& record);
-  // Appends a record's encoded bytes (kind byte first), given in one or two pieces; used by
-  // Capturer.
-  void AddEncoded(ByteView record, ByteView tail = {});
+  // Appends a record's encoded bytes (kind byte first) as they are: no check (Add checks).
+  void AddEncoded(ByteView record);
   // The payload: count, tables, records. The writer is empty afterwards.
   Bytes Finish();
 
@@ -112,9 +111,9 @@ class Capturer {
   // written as they are; their IDs must differ from PROP, INLN, EXTR and each other.
   Result<std::uint32_t> Capture(const reflect::ClassInfo& cls, void* object, Guid subject,
                                 RecordKind kind, const std::vector<Section>* sections = nullptr);
-  // The same, with the added sections already encoded (no copy of them is made); InvalidInput
-  // when `more` is not `count` sections in the record's form, or an ID repeats or is PROP, INLN
-  // or EXTR, or there are more than 61.
+  // The same, with the added sections already encoded (copied once, into the chunk); InvalidInput
+  // when `more` is not `count` sections in the record's form, an ID is not printable (0x21 to
+  // 0x7E), repeats or is PROP, INLN or EXTR, or there are more than 61.
   Result<std::uint32_t> Capture(const reflect::ClassInfo& cls, void* object, Guid subject,
                                 RecordKind kind, const EncodedSections& more);
   // Runs OnSaved on the objects captured since the last call (owned objects first, then their

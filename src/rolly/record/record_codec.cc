@@ -12,9 +12,7 @@
 namespace rolly::record {
 namespace {
 
-bool ValidSectionId(const SectionId& id) {
-  return std::all_of(id.begin(), id.end(), [](char c) { return c >= 0x21 && c <= 0x7E; });
-}
+bool ValidSectionId(const SectionId& id) { return IsPrintableSectionId(id); }
 
 std::string IdText(const SectionId& id) { return std::string(id.data(), id.size()); }
 

@@ -56,6 +56,14 @@ inline bool SameSection(const SectionId& a, const SectionId& b) {
   std::memcpy(&y, b.data(), sizeof y);
   return x == y;
 }
+// Whether every byte of a section ID is printable ASCII other than space (0x21..0x7E), as
+// docs/records.md requires.
+inline bool IsPrintableSectionId(const SectionId& id) {
+  for (char c : id) {
+    if (c < 0x21 || c > 0x7E) return false;
+  }
+  return true;
+}
 inline constexpr std::size_t kMaxRecords = 1u << 22;
 
 struct Section {

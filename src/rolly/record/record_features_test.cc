@@ -1104,15 +1104,15 @@ TEST_F(FeaturesTest, SaveExtraWrittenBeforeItsBaseIsRefusedAtCapture) {
 
 // Section IDs "S000".."S063".
 SectionId NumberedSection(int i) {
-  const std::string id = "S" + std::string(i < 100 ? 1 : 0, '0') + std::string(i < 10 ? 1 : 0, '0') +
-                         std::to_string(i);
-  return {id[0], id[1], id[2], id[3]};
+  return {'S', static_cast<char>('0' + i / 100), static_cast<char>('0' + i / 10 % 10),
+          static_cast<char>('0' + i % 10)};
 }
 
 TEST_F(FeaturesTest, AddedSectionsEncodedOrListedWriteTheSameRecord) {
   const Bytes small = {1, 2, 3};
   const Bytes large(300, 7);
-  const std::vector<Section> listed = {{{'A', 'C', 'T', 'R'}, small}, {{'C', 'O', 'M', 'P'}, large}};
+  const std::vector<Section> listed = {{{'A', 'C', 'T', 'R'}, small},
+                                       {{'C', 'O', 'M', 'P'}, large}};
   ByteSink encoded;
   AppendSection(&encoded, {'A', 'C', 'T', 'R'}, small);
   const std::size_t begun = BeginSection(&encoded, {'C', 'O', 'M', 'P'});
@@ -1183,9 +1183,26 @@ TEST_F(FeaturesTest, AddedSectionsNotInTheRecordsFormAreRefusedAndWriteNothing) 
   refused({actr.view(), 0});                                   // bytes after the count's
   refused({actr.view().first(actr.size() - 1), 1});            // cut short
   refused({actr.view().first(3), 1});                          // not even an ID
-  // Bytes that are not a section at all (a size past the end).
+  // Bytes that are not a section at all (a size past the end), and a size not in its shortest
+  // form (a load reads only the writer's form).
   const Bytes junk = {'A', 'C', 'T', 'R', 0xFF, 0xFF, 0xFF, 0x7F};
   refused({junk, 1});
+  const Bytes overlong = {'A', 'C', 'T', 'R', 0x81, 0x00, 7};
+  refused({overlong, 1});
+  // IDs a load refuses: each byte printable ASCII, no space (0x21 to 0x7E); and one at each end.
+  for (char bad : {'\x01', ' ', '\x7F'}) {
+    const ByteSink unprintable = one({'A', bad, 'C', 'T'});
+    refused({unprintable.view(), 1});
+  }
+  for (char fine : {'!', '~'}) {
+    const ByteSink printable = one({'A', fine, 'C', 'T'});
+    ChunkWriter other;
+    Capturer accepts(&other);
+    EXPECT_THAT(accepts.Capture(Cls("Simple"), &object, Guid(1, 1), RecordKind::kActor,
+                                EncodedSections{printable.view(), 1}),
+                IsOk());
+    EXPECT_THAT(DecodePayload(other.Finish()), IsOk());
+  }
   EXPECT_THAT(capturer.Capture(Cls("Simple"), &object, Guid(1, 1), RecordKind::kActor,
                                EncodedSections{actr.view(), 1}),
               IsOk());
@@ -1207,16 +1224,18 @@ TEST_F(FeaturesTest, AddedSectionsBoundAt61) {
       // With PROP, INLN and EXTR: the record's 64 sections.
       EXPECT_THAT(capturer.Capture(Cls("Simple"), &object, Guid(1, 1), RecordKind::kActor, more),
                   IsOk());
-      EXPECT_THAT(capturer.Capture(Cls("Simple"), &object, Guid(1, 2), RecordKind::kActor, &listed),
-                  IsOk());
+      EXPECT_THAT(
+          capturer.Capture(Cls("Simple"), &object, Guid(1, 2), RecordKind::kActor, &listed),
+          IsOk());
       Result<Payload> p = DecodePayload(chunk.Finish());
       ASSERT_THAT(p, IsOk());
       EXPECT_EQ(p->records[0].sections.size(), 64u);
     } else {
       EXPECT_THAT(capturer.Capture(Cls("Simple"), &object, Guid(1, 1), RecordKind::kActor, more),
                   StatusIs(StatusCode::kInvalidInput));
-      EXPECT_THAT(capturer.Capture(Cls("Simple"), &object, Guid(1, 2), RecordKind::kActor, &listed),
-                  StatusIs(StatusCode::kInvalidInput));
+      EXPECT_THAT(
+          capturer.Capture(Cls("Simple"), &object, Guid(1, 2), RecordKind::kActor, &listed),
+          StatusIs(StatusCode::kInvalidInput));
       EXPECT_EQ(chunk.record_count(), 0u);
     }
   }

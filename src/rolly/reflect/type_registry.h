@@ -51,6 +51,7 @@
 
 #include <array>
 #include <atomic>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -577,6 +578,8 @@ class ClassBuilder {
   template <typename C1, typename C2>
   ClassBuilder& SaveExtra(void (C1::*write)(ExtraWriter&) const, void (C2::*read)(ExtraReader&)) {
     if (!cls_) return *this;
+    // Plans note a class's hooks when made (after Finish): hooks are registered before.
+    assert(!cls_->plan_ready_.load());
     if (cls_->write_extra_) {
       registry_->Fail(InvalidInputError("class " + cls_->name_.str() + " has a save-extra hook already"));
       return *this;
@@ -603,7 +606,10 @@ class ClassBuilder {
   template <typename C>
   ClassBuilder& Hook(std::function<void(void*)> ClassInfo::*slot, void (C::*fn)()) {
     static_assert(std::is_same_v<C, T> || std::is_base_of_v<C, T>, "not a member of the class");
-    if (cls_) cls_->*slot = [fn](void* o) { (static_cast<T*>(o)->*fn)(); };
+    if (!cls_) return *this;
+    // Plans note a class's hooks when made (after Finish): hooks are registered before.
+    assert(!cls_->plan_ready_.load());
+    cls_->*slot = [fn](void* o) { (static_cast<T*>(o)->*fn)(); };
     return *this;
   }
 

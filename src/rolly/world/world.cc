@@ -295,7 +295,8 @@ void WorldCapture::Gather() {
                            "\" cannot be saved: names are at most 1,024 bytes of UTF-8");
     }
   };
-  // A subject and its sections: `encode(Bytes*)` appends each section's bytes after its header.
+  // A subject (add), then each of its sections (section(id, append): `append(ByteSink*)` writes
+  // the section's bytes, which go into the current block in the record's form).
   auto add = [&](std::size_t chunk, RecordKind kind, Guid id, Object object, Name tombstone) {
     ChunkState& c = *chunks_[chunk];
     Subject s;
@@ -457,7 +458,7 @@ void WorldCapture::Gather() {
 }
 
 Status WorldCapture::Step() {
-  ROLLY_RETURN_IF_ERROR(gather_error_);
+  if (!gather_error_.ok()) return gather_error_;  // (a copy only when there is one)
   if (done()) return OkStatus();
   // Capturing waits on the objects' memory, not on work: the saved fields of the object a few
   // subjects ahead are asked into cache now.
