@@ -1,6 +1,7 @@
 #include "rolly/record/record_codec.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -719,10 +720,36 @@ Result<Payload> DecodePayload(ByteView bytes, FileBudget* budget) {
 }
 
 Result<CheckedPayload> CheckedPayload::Check(Bytes bytes, FileBudget* budget) {
+  return Check(std::move(bytes), budget, SectionCheck{});
+}
+
+Result<CheckedPayload> CheckedPayload::Check(Bytes bytes, FileBudget* budget,
+                                             const SectionCheck& sections) {
+  assert(sections.ids.size() <= 32);  // the IDs found are bits of a word
   CheckedPayload out;
+  // The sections' first failure waits for the structure check of every record: a payload that
+  // fails that fails with its status.
+  Status section_error;
+  FileBudget local = budget ? *budget : FileBudget{};
   ROLLY_RETURN_IF_ERROR(WalkPayload(
-      bytes, budget, &out.tables_,
-      [&](std::uint64_t, std::uint64_t count, ByteView record, const RecordView& v) {
+      bytes, &local, &out.tables_,
+      [&](std::uint64_t i, std::uint64_t count, ByteView record, const RecordView& v) {
+        if (!sections.ids.empty() && section_error.ok() && IsKnownObjectKind(v.kind)) {
+          ByteView found[32];
+          std::uint32_t has = 0;
+          for (std::size_t s = 0; s < v.others; ++s) {
+            for (std::size_t k = 0; k < sections.ids.size(); ++k) {
+              if (SameSection(v.ids[s], sections.ids[k])) {
+                found[k] = v.bodies[s];
+                has |= std::uint32_t{1} << k;
+              }
+            }
+          }
+          for (std::size_t k = 0; has != 0 && section_error.ok() && k < sections.ids.size();
+               ++k) {
+            if (has & (std::uint32_t{1} << k)) section_error = sections.check(i, k, found[k]);
+          }
+        }
         if (out.spans_.empty()) out.spans_.reserve(count - 1);
         Span span;
         span.offset = static_cast<std::uint64_t>(record.data() - bytes.data());
@@ -734,6 +761,8 @@ Result<CheckedPayload> CheckedPayload::Check(Bytes bytes, FileBudget* budget) {
         }
         out.spans_.push_back(span);
       }));
+  ROLLY_RETURN_IF_ERROR(section_error);
+  if (budget != nullptr) *budget = local;
   out.bytes_ = std::move(bytes);
   return out;
 }

@@ -17,6 +17,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -125,6 +126,21 @@ class CheckedPayload {
   // Checks `bytes` as DecodePayload does (the same statuses, the same budget rules) and keeps
   // them.
   static Result<CheckedPayload> Check(Bytes bytes, FileBudget* budget = nullptr);
+
+  // A check of sections this layer gives no meaning to (a layer above's own, such as the world
+  // layer's), made in Check's walk of the records, so each record is read once. For each record
+  // of a known kind, `check(i, k, body)` runs for each section ids[k] it has (IDs other than
+  // PROP), in `ids` order; `i`
+  // is the record's index in the payload (from 1, as messages name records). At most 32 IDs.
+  struct SectionCheck {
+    std::span<const SectionId> ids;
+    std::function<Status(std::size_t i, std::size_t k, ByteView body)> check;
+  };
+  // Check, then `sections`' check: a payload that fails the structure check fails as Check says
+  // (whatever its sections); one that passes fails with the first failure `sections.check`
+  // returned, if any (`budget` then left as it was), and the checks after it do not run.
+  static Result<CheckedPayload> Check(Bytes bytes, FileBudget* budget,
+                                      const SectionCheck& sections);
 
   const ChunkTables& tables() const { return tables_; }
   // The records after the tables; record `i` here is record i + 1 of the payload.

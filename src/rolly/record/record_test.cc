@@ -28,6 +28,7 @@ namespace {
 
 using reflect::kSaveGame;
 using reflect::TypeRegistry;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 enum class Mood : std::uint16_t { kCalm = 0, kAngry = 5, kSleepy = 9 };
@@ -430,6 +431,57 @@ TEST_F(EverythingTest, CheckedPayloadReadsWhatDecodePayloadReads) {
   Bytes cut(bytes.begin(), bytes.end() - 1);
   EXPECT_THAT(CheckedPayload::Check(cut), StatusIs(DecodePayload(cut).status().code()));
   EXPECT_THAT(CheckedPayload::Check(Bytes()), StatusIs(StatusCode::kDamaged));
+}
+
+// A layer's own sections are checked in Check's walk: each section asked for, in the order asked,
+// record by record; the first failure is Check's status only when the structure check passed
+// (a payload broken both ways fails as the structure check says), and leaves the budget as it was.
+TEST_F(EverythingTest, CheckedPayloadChecksALayersSectionsInItsWalk) {
+  Everything e = Sample();
+  auto [p, actor, future, strange] = WithUnknowns(e);
+  Section other{{'Z', 'Z', 'Z', '8'}, {7}};
+  p.records.push_back(actor);
+  p.records.push_back(strange);
+  p.records.push_back(actor);
+  p.records.back().subject = Guid(3, 4);
+  p.records.back().sections.push_back(other);
+  ASSERT_OK_AND_ASSIGN(const Bytes bytes, EncodePayload(p));
+  const SectionId asked[] = {other.id, SectionId{'N', 'O', 'N', 'E'}, future.id};
+  std::vector<std::string> seen;
+  std::size_t fail_at = 0;  // the record whose sections fail the check (0: none)
+  CheckedPayload::SectionCheck sections;
+  sections.ids = asked;
+  sections.check = [&](std::size_t i, std::size_t k, ByteView body) {
+    seen.push_back(std::to_string(i) + " " + std::to_string(k) + " " +
+                   std::to_string(body.size()));
+    return i == fail_at ? DamagedError("record " + std::to_string(i) + ": ZZZ8 is bad")
+                        : OkStatus();
+  };
+  FileBudget budget;
+  ASSERT_OK_AND_ASSIGN(const CheckedPayload checked,
+                       CheckedPayload::Check(bytes, &budget, sections));
+  EXPECT_EQ(checked.size(), 3u);
+  EXPECT_THAT(seen, ElementsAre("1 2 4", "3 0 1", "3 2 4"));
+  FileBudget plain;
+  ASSERT_THAT(CheckedPayload::Check(bytes, &plain), IsOk());
+  EXPECT_EQ(budget, plain);
+
+  // A failure: the checks after it do not run, and the budget stays as it was.
+  seen.clear();
+  fail_at = 3;
+  FileBudget untouched;
+  EXPECT_THAT(CheckedPayload::Check(bytes, &untouched, sections),
+              StatusIs(StatusCode::kDamaged, "record 3: ZZZ8 is bad"));
+  EXPECT_THAT(seen, ElementsAre("1 2 4", "3 0 1"));
+  EXPECT_EQ(untouched, FileBudget{});
+
+  // A payload that also fails the structure check, past the failing sections, fails as that says.
+  fail_at = 1;
+  Bytes cut(bytes.begin(), bytes.end() - 1);
+  ASSERT_FALSE(CheckedPayload::Check(cut).ok());
+  EXPECT_THAT(CheckedPayload::Check(cut, nullptr, sections),
+              StatusIs(CheckedPayload::Check(cut).status().code(),
+                       std::string(CheckedPayload::Check(cut).status().message())));
 }
 
 // Applying by record index reads a CheckedPayload in place, and gives what applying the decoded

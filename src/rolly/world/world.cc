@@ -30,7 +30,7 @@ using record::Section;
 
 const std::vector<record::SectionId> kTableFree = {kActorSection, kComponentSection, kGlobalSection,
                                                    kPlayerSection};
-// The world's own sections, in the order LoadedGame::Check reads them with FindEach.
+// The world's own sections, in the order LoadedGame::Check checks them.
 constexpr record::SectionId kWorldSections[] = {kActorSection, kComponentSection, kGlobalSection,
                                                 kPlayerSection};
 
@@ -67,35 +67,43 @@ Result<std::shared_ptr<const LoadedGame>> LoadedGame::Check(std::vector<WorldChu
       return InvalidInputError("chunk " + where + " is not a world chunk");
     }
     // Kept as its bytes with where each record lies, not decoded record by record: a loaded or
-    // held save of 100,000 actors then costs its bytes and 40 bytes a record.
+    // held save of 100,000 actors then costs its bytes and 40 bytes a record. The world's own
+    // sections are checked in the same walk of the records, before anything applies.
+    record::CheckedPayload::SectionCheck sections;
+    sections.ids = kWorldSections;
+    Status section_failure;  // what `check` returned when it failed
+    sections.check = [&where, &section_failure](std::size_t i, std::size_t k, ByteView body) {
+      Status s;
+      switch (k) {
+        case 0: {
+          ActorSectionView a;
+          s = ReadActor(body, &a);
+          break;
+        }
+        case 1: {
+          ComponentSectionView comp;
+          s = ReadComponent(body, &comp);
+          break;
+        }
+        case 2:
+          s = DecodeGlobal(body).status();
+          break;
+        default:
+          s = DecodePlayer(body).status();
+          break;
+      }
+      if (s.ok()) return s;
+      section_failure = DamagedError("chunk " + where + " record " + std::to_string(i) + ": " +
+                                     std::string(s.message()));
+      return section_failure;
+    };
     Result<record::CheckedPayload> payload =
-        record::CheckedPayload::Check(std::move(c.payload), &budget);
+        record::CheckedPayload::Check(std::move(c.payload), &budget, sections);
     if (!payload.ok()) {
+      // A world section's failure names the chunk already.
+      if (!section_failure.ok() && payload.status() == section_failure) return section_failure;
       return Status(payload.status().code(),
                     "chunk " + where + ": " + std::string(payload.status().message()));
-    }
-    // The world's own sections, checked before anything applies.
-    for (std::size_t i = 0; i < payload->size(); ++i) {
-      if (!record::IsKnownObjectKind(payload->kind(i))) continue;
-      auto bad = [&](const Status& s) {
-        return DamagedError("chunk " + where + " record " + std::to_string(i + 1) + ": " +
-                            std::string(s.message()));
-      };
-      // One walk of the record's sections finds the four (kWorldSections' order).
-      ByteView b[4];
-      const std::uint32_t found = payload->FindEach(i, kWorldSections, b);
-      if (found & 1) {
-        if (auto a = DecodeActor(b[0]); !a.ok()) return bad(a.status());
-      }
-      if (found & 2) {
-        if (auto a = DecodeComponent(b[1]); !a.ok()) return bad(a.status());
-      }
-      if (found & 4) {
-        if (auto a = DecodeGlobal(b[2]); !a.ok()) return bad(a.status());
-      }
-      if (found & 8) {
-        if (auto a = DecodePlayer(b[3]); !a.ok()) return bad(a.status());
-      }
     }
     if (c.id == kWorldChunk) {
       if (!world_keys.insert(c.key).second) {
