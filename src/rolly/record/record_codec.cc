@@ -1,7 +1,6 @@
 #include "rolly/record/record_codec.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -725,7 +724,6 @@ Result<CheckedPayload> CheckedPayload::Check(Bytes bytes, FileBudget* budget) {
 
 Result<CheckedPayload> CheckedPayload::Check(Bytes bytes, FileBudget* budget,
                                              const SectionCheck& sections) {
-  assert(sections.ids.size() <= 32);  // the IDs found are bits of a word
   CheckedPayload out;
   // The sections' first failure waits for the structure check of every record: a payload that
   // fails that fails with its status.
@@ -734,20 +732,16 @@ Result<CheckedPayload> CheckedPayload::Check(Bytes bytes, FileBudget* budget,
   ROLLY_RETURN_IF_ERROR(WalkPayload(
       bytes, &local, &out.tables_,
       [&](std::uint64_t i, std::uint64_t count, ByteView record, const RecordView& v) {
-        if (!sections.ids.empty() && section_error.ok() && IsKnownObjectKind(v.kind)) {
-          ByteView found[32];
-          std::uint32_t has = 0;
-          for (std::size_t s = 0; s < v.others; ++s) {
-            for (std::size_t k = 0; k < sections.ids.size(); ++k) {
+        if (v.others > 0 && !sections.ids.empty() && section_error.ok() &&
+            IsKnownObjectKind(v.kind)) {
+          // In `ids` order; each ID appears once in a record (ViewRecordBytes checked).
+          for (std::size_t k = 0; k < sections.ids.size() && section_error.ok(); ++k) {
+            for (std::size_t s = 0; s < v.others; ++s) {
               if (SameSection(v.ids[s], sections.ids[k])) {
-                found[k] = v.bodies[s];
-                has |= std::uint32_t{1} << k;
+                section_error = sections.check(i, k, v.bodies[s]);
+                break;
               }
             }
-          }
-          for (std::size_t k = 0; has != 0 && section_error.ok() && k < sections.ids.size();
-               ++k) {
-            if (has & (std::uint32_t{1} << k)) section_error = sections.check(i, k, found[k]);
           }
         }
         if (out.spans_.empty()) out.spans_.reserve(count - 1);

@@ -130,8 +130,8 @@ class CheckedPayload {
   // A check of sections this layer gives no meaning to (a layer above's own, such as the world
   // layer's), made in Check's walk of the records, so each record is read once. For each record
   // of a known kind, `check(i, k, body)` runs for each section ids[k] it has (IDs other than
-  // PROP), in `ids` order; `i`
-  // is the record's index in the payload (from 1, as messages name records). At most 32 IDs.
+  // PROP), in `ids` order; `i` is the record's index in the payload (from 1, as messages name
+  // records).
   struct SectionCheck {
     std::span<const SectionId> ids;
     std::function<Status(std::size_t i, std::size_t k, ByteView body)> check;
