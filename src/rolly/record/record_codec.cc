@@ -765,34 +765,50 @@ bool CheckedPayload::Find(std::size_t i, SectionId id, ByteView* out) const {
   return FindEach(i, std::span<const SectionId>(&id, 1), out) != 0;
 }
 
+namespace {
+
+// A varint at `p` of bytes the structure check accepted (so whole, in its shortest form); `p`
+// moves past it.
+inline std::uint64_t CheckedVarint(const std::uint8_t*& p) {
+  std::uint64_t v = 0;
+  for (int shift = 0;; shift += 7) {
+    const std::uint8_t b = *p++;
+    v |= static_cast<std::uint64_t>(b & 0x7F) << shift;
+    if (b < 0x80) return v;
+  }
+}
+
+}  // namespace
+
 std::uint32_t CheckedPayload::FindEach(std::size_t i, std::span<const SectionId> ids,
                                        ByteView* out) const {
   if (!IsKnownObjectKind(spans_[i].kind)) return 0;
-  // The record was checked: kind and subject (17 bytes, kept in its span), layout, the count of
-  // sections other than PROP, each of them (ID, size, bytes), then PROP to the end. Each ID
-  // appears once.
-  ByteReader rr(RecordBytes(i));
-  std::uint64_t layout = 0, others = 0;
-  rr.Skip(17);
-  rr.Varint(&layout);
-  rr.Varint(&others);
+  // The record was checked (its bytes cannot change since): kind and subject (17 bytes, kept in
+  // its span), layout, the count of sections other than PROP, each of them (ID, size, bytes),
+  // then PROP to the end. Each ID appears once. Read without the bounds checks of a ByteReader:
+  // every load reads each record's sections this way.
+  const std::uint8_t* p = bytes_.data() + spans_[i].offset;
+  const std::uint8_t* const end = p + spans_[i].size;
+  p += 17;
+  CheckedVarint(p);  // the layout
+  const std::uint64_t others = CheckedVarint(p);
   std::uint32_t found = 0;
   for (std::uint64_t s = 0; s < others; ++s) {
-    ByteView sid, body;
-    rr.Raw(4, &sid);
-    rr.LengthPrefixed(rr.remaining(), &body);
     SectionId id;
-    std::memcpy(id.data(), sid.data(), 4);
+    std::memcpy(id.data(), p, 4);
+    p += 4;
+    const std::size_t size = static_cast<std::size_t>(CheckedVarint(p));
     for (std::size_t k = 0; k < ids.size(); ++k) {
       if (SameSection(id, ids[k])) {
-        out[k] = body;
+        out[k] = ByteView(p, size);
         found |= std::uint32_t{1} << k;
       }
     }
+    p += size;
   }
   for (std::size_t k = 0; k < ids.size(); ++k) {
     if (SameSection(ids[k], kPropSection)) {
-      rr.Raw(rr.remaining(), &out[k]);
+      out[k] = ByteView(p, static_cast<std::size_t>(end - p));
       found |= std::uint32_t{1} << k;
     }
   }
