@@ -484,6 +484,39 @@ TEST_F(EverythingTest, CheckedPayloadChecksALayersSectionsInItsWalk) {
                        std::string(CheckedPayload::Check(cut).status().message())));
 }
 
+// Section IDs are four bytes from '!' (0x21) to '~' (0x7E): each byte just past either end, or
+// with its top bit set, is refused wherever it sits in the ID.
+TEST_F(EverythingTest, SectionIdsOfBytesOutsidePrintableAsciiAreRefused) {
+  Everything e = Sample();
+  auto [p, actor, future, strange] = WithUnknowns(e);
+  for (const char c : {'\x21', '\x7E'}) {
+    actor.sections.front().id = {c, c, c, c};
+    p.records.assign(1, actor);
+    EXPECT_OK(EncodePayload(p)) << int{c};
+  }
+  for (std::size_t at = 0; at < 4; ++at) {
+    for (const char c : {'\x20', '\x7F', '\x80', '\xA1', '\xFF', '\x00'}) {
+      SectionId id = {'Z', 'Z', 'Z', '9'};
+      id[at] = c;
+      actor.sections.front().id = id;
+      p.records.assign(1, actor);
+      EXPECT_THAT(EncodePayload(p), StatusIs(StatusCode::kInvalidData, HasSubstr("printable")))
+          << at << " " << int{c};
+      // The same bytes read back are Damaged.
+      actor.sections.front().id = future.id;
+      p.records.assign(1, actor);
+      ASSERT_OK_AND_ASSIGN(Bytes bytes, EncodePayload(p));
+      const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+      const std::size_t where = text.find("ZZZ9");
+      ASSERT_NE(where, std::string_view::npos);
+      bytes[where + at] = static_cast<std::uint8_t>(c);
+      EXPECT_THAT(CheckedPayload::Check(bytes), StatusIs(StatusCode::kDamaged))
+          << at << " " << int{c};
+      EXPECT_THAT(DecodePayload(bytes), StatusIs(StatusCode::kDamaged)) << at << " " << int{c};
+    }
+  }
+}
+
 // Applying by record index reads a CheckedPayload in place, and gives what applying the decoded
 // record gives; an index past the records, a record of an unknown kind and an applier of a decoded
 // payload are refused, applying nothing.
