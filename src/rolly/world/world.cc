@@ -925,7 +925,9 @@ class World::Applier : public record::ObjectLinks {
   }
 
   static Placement PlacementOf(const ActorSectionView& a) {
-    return Placement{a.transform, a.owner, a.attach_parent, Name(a.attach_socket)};
+    // Most actors are attached at no socket: no name is looked up for them.
+    return Placement{a.transform, a.owner, a.attach_parent,
+                     a.attach_socket.empty() ? Name() : Name(a.attach_socket)};
   }
   // The ACTR or COMP section of a checked record, read in place (LoadedGame::Check checked it).
   static ActorSectionView ActorOf(ByteView section) {
