@@ -591,6 +591,13 @@ Result<Bytes> EncodePayload(const Payload& payload) {
 
 namespace {
 
+// ByteReader::LengthPrefixed(in.remaining(), out), with the varint read through the inline
+// Varint (a load reads every record's size, and each of its sections', this way).
+inline bool ReadSized(ByteReader& in, ByteView* out) {
+  std::uint64_t n = 0;
+  return in.Varint(&n) && n <= in.remaining() && in.Raw(static_cast<std::size_t>(n), out);
+}
+
 // A record's parts where they sit in its payload's bytes: what the walk of a payload reads
 // without copying a section out.
 struct RecordView {
@@ -621,11 +628,11 @@ Status ViewRecordBytes(ByteView record, std::uint64_t i, const ChunkTables& tabl
   }
   v->subject = Guid(high, low);
   v->layout = static_cast<std::uint32_t>(layout);
-  if (!rr.VarintAtMost(kMaxSections - 1, &others)) return bad("bad section count");
+  if (!rr.Varint(&others) || others > kMaxSections - 1) return bad("bad section count");
   v->others = others;
   for (std::uint64_t s = 0; s < others; ++s) {
     ByteView id;
-    if (!rr.Raw(4, &id) || !rr.LengthPrefixed(rr.remaining(), &v->bodies[s])) {
+    if (!rr.Raw(4, &id) || !ReadSized(rr, &v->bodies[s])) {
       return bad("truncated section");
     }
     std::memcpy(v->ids[s].data(), id.data(), 4);
@@ -696,7 +703,7 @@ Status WalkPayload(ByteView bytes, FileBudget* budget, ChunkTables* tables, Each
   ROLLY_RETURN_IF_ERROR(ChargeTables(*tables, &local));
   RecordView v;
   for (std::uint64_t i = 1; i < count; ++i) {
-    if (!in.LengthPrefixed(in.remaining(), &record) || record.empty()) {
+    if (!ReadSized(in, &record) || record.empty()) {
       return DamagedError("record " + std::to_string(i) + ": truncated");
     }
     ROLLY_RETURN_IF_ERROR(ViewRecordBytes(record, i, *tables, &v));
