@@ -12,6 +12,27 @@
 namespace rolly::record {
 namespace {
 
+// ByteReader's VarintAtMost, SignedVarint and LengthPrefixed, with the varint read through the
+// inline Varint (its one-byte form needs no call): the same values and the same refusals. A load
+// reads every value, record size and section header of a save through these.
+inline bool VarintUpTo(ByteReader& in, std::uint64_t max, std::uint64_t* v) {
+  return in.Varint(v) && *v <= max;
+}
+inline bool ReadSigned(ByteReader& in, std::int64_t* v) {
+  std::uint64_t u = 0;
+  if (!in.Varint(&u)) return false;
+  *v = ZigZagDecode(u);
+  return true;
+}
+inline bool ReadSizedUpTo(ByteReader& in, std::uint64_t max, ByteView* out) {
+  std::uint64_t n = 0;
+  return VarintUpTo(in, max, &n) && in.Raw(static_cast<std::size_t>(n), out);
+}
+// LengthPrefixed(in.remaining(), out).
+inline bool ReadSized(ByteReader& in, ByteView* out) {
+  return ReadSizedUpTo(in, in.remaining(), out);
+}
+
 bool ValidSectionId(const SectionId& id) {
   // Each byte in 0x21..0x7E, with one unsigned compare and no branch each (every record's
   // sections pass here when a save loads).
@@ -141,7 +162,7 @@ class Walker {
       case SavedKind::kInt16:
       case SavedKind::kInt32:
       case SavedKind::kInt64: {
-        if (!in.SignedVarint(&s)) return Bad("bad signed varint");
+        if (!ReadSigned(in, &s)) return Bad("bad signed varint");
         int bits = t.kind == SavedKind::kInt8    ? 8
                    : t.kind == SavedKind::kInt16 ? 16
                    : t.kind == SavedKind::kInt32 ? 32
@@ -160,17 +181,17 @@ class Walker {
                             : t.kind == SavedKind::kUInt16 ? 0xFFFF
                             : t.kind == SavedKind::kUInt32 ? 0xFFFFFFFFu
                                                            : ~std::uint64_t{0};
-        return in.VarintAtMost(max, &u) ? OkStatus() : Bad("an unsigned integer is out of range");
+        return VarintUpTo(in, max, &u) ? OkStatus() : Bad("an unsigned integer is out of range");
       }
       case SavedKind::kString:
       case SavedKind::kSoftPath:
         return String(in, nullptr);
       case SavedKind::kName:
-        if (!in.VarintAtMost(tables_.names().size(), &u))
+        if (!VarintUpTo(in, tables_.names().size(), &u))
           return Bad("a name index is past the names table");
         return OkStatus();
       case SavedKind::kEnum:
-        if (tables_.names().empty() || !in.VarintAtMost(tables_.names().size() - 1, &u)) {
+        if (tables_.names().empty() || !VarintUpTo(in, tables_.names().size() - 1, &u)) {
           return Bad("a name index is past the names table");
         }
         return OkStatus();
@@ -282,9 +303,10 @@ class Walker {
   static Status Bad(std::string_view what) { return DamagedError(what); }
 
   Status String(ByteReader& in, std::uint64_t* size) {
-    std::string_view text;
-    if (!in.LengthPrefixed(kMaxStringBytes, &text) || !IsValidUtf8(text) ||
-        text.find('\0') != std::string_view::npos) {
+    ByteView bytes;
+    const bool read = ReadSizedUpTo(in, kMaxStringBytes, &bytes);
+    const std::string_view text = AsChars(bytes);
+    if (!read || !IsValidUtf8(text) || text.find('\0') != std::string_view::npos) {
       return Bad("a string is not UTF-8 of at most 1,048,576 bytes");
     }
     if (size != nullptr) *size = text.size();
@@ -590,13 +612,6 @@ Result<Bytes> EncodePayload(const Payload& payload) {
 }
 
 namespace {
-
-// ByteReader::LengthPrefixed(in.remaining(), out), with the varint read through the inline
-// Varint (a load reads every record's size, and each of its sections', this way).
-inline bool ReadSized(ByteReader& in, ByteView* out) {
-  std::uint64_t n = 0;
-  return in.Varint(&n) && n <= in.remaining() && in.Raw(static_cast<std::size_t>(n), out);
-}
 
 // A record's parts where they sit in its payload's bytes: what the walk of a payload reads
 // without copying a section out.
