@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
-#include <unordered_map>
 #include <utility>
 
 #include "rolly/core/utf8.h"
@@ -115,8 +114,6 @@ std::size_t FixedSize(SavedKind k) {
 }  // namespace
 
 std::size_t FixedValueSize(SavedKind kind) { return FixedSize(kind); }
-
-bool IsKnownObjectKind(std::uint8_t kind) { return kind >= 1 && kind <= 4; }
 
 const Section* Record::Find(SectionId id) const {
   for (const Section& s : sections) {
@@ -417,14 +414,14 @@ class Walker {
 
   std::uint64_t LayoutSize(std::uint32_t layout, int depth) {
     if (depth > kMaxValueDepth) return kSizeCap;
-    auto it = layout_sizes_.find(layout);
-    if (it != layout_sizes_.end()) return it->second;
+    if (layout_sizes_.empty()) layout_sizes_.resize(tables_.layouts().size(), 0);
+    if (layout_sizes_[layout] != 0) return layout_sizes_[layout];
     std::uint64_t size = 0;
     for (const LayoutField& f : tables_.layouts()[layout].fields) {
       size = AddSat(size, TypeSize(f.type, depth + 1));
     }
     size = std::max<std::uint64_t>(size, 1);
-    layout_sizes_.emplace(layout, size);
+    layout_sizes_[layout] = size;
     return size;
   }
 
@@ -434,7 +431,9 @@ class Walker {
   std::uint64_t elements_ = 0;
   std::uint64_t owned_ = 0;
   int in_bag_ = 0;
-  std::unordered_map<std::uint32_t, std::uint64_t> layout_sizes_;
+  // Each layout's LayoutSize by index, 0 until counted (a size is at least 1); made when first
+  // needed (most records need none).
+  std::vector<std::uint64_t> layout_sizes_;
 };
 
 }  // namespace

@@ -42,7 +42,7 @@ enum class RecordKind : std::uint8_t {
   kPlayer = 4,
 };
 // Whether this version knows the layout of records of `kind` (1..4).
-bool IsKnownObjectKind(std::uint8_t kind);
+inline bool IsKnownObjectKind(std::uint8_t kind) { return kind >= 1 && kind <= 4; }
 
 using SectionId = std::array<char, 4>;
 inline constexpr SectionId kPropSection = {'P', 'R', 'O', 'P'};
