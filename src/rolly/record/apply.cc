@@ -101,14 +101,17 @@ bool Applier::Matches(std::uint32_t saved, const Type& live) {
 
 const Applier::Binding& Applier::Bind(std::uint32_t layout, const reflect::ClassInfo& cls,
                                       bool whole) {
-  const auto key = std::make_tuple(layout, &cls, whole);
-  if (last_binding_ != nullptr && key == last_key_) return *last_binding_;
-  auto& slot = bindings_[key];
-  last_key_ = key;
-  if (slot) {
-    last_binding_ = slot.get();
-    return *slot;
+  // The binding used last for the layout (and `whole`), by index: a chunk's records come in
+  // runs of a few layouts taking turns (an actor's, then its components'), each mostly of one
+  // class.
+  if (quick_.empty()) quick_.resize(tables_.layouts().size() * 2, nullptr);
+  const std::size_t quick = std::size_t{layout} * 2 + (whole ? 1 : 0);
+  if (quick < quick_.size() && quick_[quick] != nullptr && quick_[quick]->cls == &cls) {
+    return *quick_[quick];
   }
+  auto& slot = bindings_[std::make_tuple(layout, &cls, whole)];
+  if (quick < quick_.size()) quick_[quick] = slot.get();
+  if (slot) return *slot;
   slot = std::make_unique<Binding>();
   slot->cls = &cls;
   for (const LayoutField& f : tables_.layouts()[layout].fields) {
@@ -128,7 +131,7 @@ const Applier::Binding& Applier::Bind(std::uint32_t layout, const reflect::Class
     }
     slot->fields.push_back(std::move(b));
   }
-  last_binding_ = slot.get();
+  if (quick < quick_.size()) quick_[quick] = slot.get();
   return *slot;
 }
 
@@ -591,7 +594,7 @@ Status Applier::ApplyParts(const Parts& record, const reflect::ClassInfo& cls, v
     if (record.has_extra) ReadExtra(cls, object, record.extra);
   }
   messages_ = nullptr;
-  ROLLY_RETURN_IF_ERROR(status);
+  if (!status.ok()) return status;
   for (auto it = targets_.rbegin(); it != targets_.rend(); ++it) {
     if (it->cls != nullptr) loaded_.push_back(*it);
   }

@@ -139,9 +139,8 @@ class Applier {
   std::map<std::tuple<std::uint32_t, const reflect::ClassInfo*, bool>, std::unique_ptr<Binding>>
       bindings_;
   std::map<std::pair<std::uint32_t, const reflect::Type*>, bool> matches_;
-  // The binding used last: records of one class come in runs.
-  std::tuple<std::uint32_t, const reflect::ClassInfo*, bool> last_key_{};
-  const Binding* last_binding_ = nullptr;
+  // The binding used last for each layout: at 2 * layout + whole (null: none yet).
+  std::vector<const Binding*> quick_;
   std::map<std::uint32_t, const reflect::Type*> bag_types_;
   std::vector<std::string>* messages_ = nullptr;
   // The record being applied: its INLN entries, and for each owned value met so far (in INLN

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
-#include <unordered_map>
 #include <utility>
 
 #include "rolly/core/utf8.h"
@@ -11,6 +10,27 @@
 
 namespace rolly::record {
 namespace {
+
+// ByteReader's VarintAtMost, SignedVarint and LengthPrefixed, with the varint read through the
+// inline Varint (its one-byte form needs no call): the same values and the same refusals. A load
+// reads every value, record size and section header of a save through these.
+inline bool VarintUpTo(ByteReader& in, std::uint64_t max, std::uint64_t* v) {
+  return in.Varint(v) && *v <= max;
+}
+inline bool ReadSigned(ByteReader& in, std::int64_t* v) {
+  std::uint64_t u = 0;
+  if (!in.Varint(&u)) return false;
+  *v = ZigZagDecode(u);
+  return true;
+}
+inline bool ReadSizedUpTo(ByteReader& in, std::uint64_t max, ByteView* out) {
+  std::uint64_t n = 0;
+  return VarintUpTo(in, max, &n) && in.Raw(static_cast<std::size_t>(n), out);
+}
+// LengthPrefixed(in.remaining(), out).
+inline bool ReadSized(ByteReader& in, ByteView* out) {
+  return ReadSizedUpTo(in, in.remaining(), out);
+}
 
 bool ValidSectionId(const SectionId& id) { return IsPrintableSectionId(id); }
 
@@ -90,8 +110,6 @@ std::size_t FixedSize(SavedKind k) {
 
 std::size_t FixedValueSize(SavedKind kind) { return FixedSize(kind); }
 
-bool IsKnownObjectKind(std::uint8_t kind) { return kind >= 1 && kind <= 4; }
-
 const Section* Record::Find(SectionId id) const {
   for (const Section& s : sections) {
     if (SameSection(s.id, id)) return &s;
@@ -136,7 +154,7 @@ class Walker {
       case SavedKind::kInt16:
       case SavedKind::kInt32:
       case SavedKind::kInt64: {
-        if (!in.SignedVarint(&s)) return Bad("bad signed varint");
+        if (!ReadSigned(in, &s)) return Bad("bad signed varint");
         int bits = t.kind == SavedKind::kInt8    ? 8
                    : t.kind == SavedKind::kInt16 ? 16
                    : t.kind == SavedKind::kInt32 ? 32
@@ -155,17 +173,17 @@ class Walker {
                             : t.kind == SavedKind::kUInt16 ? 0xFFFF
                             : t.kind == SavedKind::kUInt32 ? 0xFFFFFFFFu
                                                            : ~std::uint64_t{0};
-        return in.VarintAtMost(max, &u) ? OkStatus() : Bad("an unsigned integer is out of range");
+        return VarintUpTo(in, max, &u) ? OkStatus() : Bad("an unsigned integer is out of range");
       }
       case SavedKind::kString:
       case SavedKind::kSoftPath:
         return String(in, nullptr);
       case SavedKind::kName:
-        if (!in.VarintAtMost(tables_.names().size(), &u))
+        if (!VarintUpTo(in, tables_.names().size(), &u))
           return Bad("a name index is past the names table");
         return OkStatus();
       case SavedKind::kEnum:
-        if (tables_.names().empty() || !in.VarintAtMost(tables_.names().size() - 1, &u)) {
+        if (tables_.names().empty() || !VarintUpTo(in, tables_.names().size() - 1, &u)) {
           return Bad("a name index is past the names table");
         }
         return OkStatus();
@@ -277,9 +295,10 @@ class Walker {
   static Status Bad(std::string_view what) { return DamagedError(what); }
 
   Status String(ByteReader& in, std::uint64_t* size) {
-    std::string_view text;
-    if (!in.LengthPrefixed(kMaxStringBytes, &text) || !IsValidUtf8(text) ||
-        text.find('\0') != std::string_view::npos) {
+    ByteView bytes;
+    const bool read = ReadSizedUpTo(in, kMaxStringBytes, &bytes);
+    const std::string_view text = AsChars(bytes);
+    if (!read || !IsValidUtf8(text) || text.find('\0') != std::string_view::npos) {
       return Bad("a string is not UTF-8 of at most 1,048,576 bytes");
     }
     if (size != nullptr) *size = text.size();
@@ -390,14 +409,14 @@ class Walker {
 
   std::uint64_t LayoutSize(std::uint32_t layout, int depth) {
     if (depth > kMaxValueDepth) return kSizeCap;
-    auto it = layout_sizes_.find(layout);
-    if (it != layout_sizes_.end()) return it->second;
+    if (layout_sizes_.empty()) layout_sizes_.resize(tables_.layouts().size(), 0);
+    if (layout_sizes_[layout] != 0) return layout_sizes_[layout];
     std::uint64_t size = 0;
     for (const LayoutField& f : tables_.layouts()[layout].fields) {
       size = AddSat(size, TypeSize(f.type, depth + 1));
     }
     size = std::max<std::uint64_t>(size, 1);
-    layout_sizes_.emplace(layout, size);
+    layout_sizes_[layout] = size;
     return size;
   }
 
@@ -407,7 +426,9 @@ class Walker {
   std::uint64_t elements_ = 0;
   std::uint64_t owned_ = 0;
   int in_bag_ = 0;
-  std::unordered_map<std::uint32_t, std::uint64_t> layout_sizes_;
+  // Each layout's LayoutSize by index, 0 until counted (a size is at least 1); made when first
+  // needed (most records need none).
+  std::vector<std::uint64_t> layout_sizes_;
 };
 
 }  // namespace
@@ -616,11 +637,11 @@ Status ViewRecordBytes(ByteView record, std::uint64_t i, const ChunkTables& tabl
   }
   v->subject = Guid(high, low);
   v->layout = static_cast<std::uint32_t>(layout);
-  if (!rr.VarintAtMost(kMaxSections - 1, &others)) return bad("bad section count");
+  if (!rr.Varint(&others) || others > kMaxSections - 1) return bad("bad section count");
   v->others = others;
   for (std::uint64_t s = 0; s < others; ++s) {
     ByteView id;
-    if (!rr.Raw(4, &id) || !rr.LengthPrefixed(rr.remaining(), &v->bodies[s])) {
+    if (!rr.Raw(4, &id) || !ReadSized(rr, &v->bodies[s])) {
       return bad("truncated section");
     }
     std::memcpy(v->ids[s].data(), id.data(), 4);
@@ -691,7 +712,7 @@ Status WalkPayload(ByteView bytes, FileBudget* budget, ChunkTables* tables, Each
   ROLLY_RETURN_IF_ERROR(ChargeTables(*tables, &local));
   RecordView v;
   for (std::uint64_t i = 1; i < count; ++i) {
-    if (!in.LengthPrefixed(in.remaining(), &record) || record.empty()) {
+    if (!ReadSized(in, &record) || record.empty()) {
       return DamagedError("record " + std::to_string(i) + ": truncated");
     }
     ROLLY_RETURN_IF_ERROR(ViewRecordBytes(record, i, *tables, &v));
@@ -717,10 +738,31 @@ Result<Payload> DecodePayload(ByteView bytes, FileBudget* budget) {
 }
 
 Result<CheckedPayload> CheckedPayload::Check(Bytes bytes, FileBudget* budget) {
+  return Check(std::move(bytes), budget, SectionCheck{});
+}
+
+Result<CheckedPayload> CheckedPayload::Check(Bytes bytes, FileBudget* budget,
+                                             const SectionCheck& sections) {
   CheckedPayload out;
+  // The sections' first failure waits for the structure check of every record: a payload that
+  // fails that fails with its status.
+  Status section_error;
+  FileBudget local = budget ? *budget : FileBudget{};
   ROLLY_RETURN_IF_ERROR(WalkPayload(
-      bytes, budget, &out.tables_,
-      [&](std::uint64_t, std::uint64_t count, ByteView record, const RecordView& v) {
+      bytes, &local, &out.tables_,
+      [&](std::uint64_t i, std::uint64_t count, ByteView record, const RecordView& v) {
+        if (v.others > 0 && !sections.ids.empty() && section_error.ok() &&
+            IsKnownObjectKind(v.kind)) {
+          // In `ids` order; each ID appears once in a record (ViewRecordBytes checked).
+          for (std::size_t k = 0; k < sections.ids.size() && section_error.ok(); ++k) {
+            for (std::size_t s = 0; s < v.others; ++s) {
+              if (SameSection(v.ids[s], sections.ids[k])) {
+                section_error = sections.check(i, k, v.bodies[s]);
+                break;
+              }
+            }
+          }
+        }
         if (out.spans_.empty()) out.spans_.reserve(count - 1);
         Span span;
         span.offset = static_cast<std::uint64_t>(record.data() - bytes.data());
@@ -732,6 +774,8 @@ Result<CheckedPayload> CheckedPayload::Check(Bytes bytes, FileBudget* budget) {
         }
         out.spans_.push_back(span);
       }));
+  ROLLY_RETURN_IF_ERROR(section_error);
+  if (budget != nullptr) *budget = local;
   out.bytes_ = std::move(bytes);
   return out;
 }
@@ -740,34 +784,50 @@ bool CheckedPayload::Find(std::size_t i, SectionId id, ByteView* out) const {
   return FindEach(i, std::span<const SectionId>(&id, 1), out) != 0;
 }
 
+namespace {
+
+// A varint at `p` of bytes the structure check accepted (so whole, in its shortest form); `p`
+// moves past it.
+inline std::uint64_t CheckedVarint(const std::uint8_t*& p) {
+  std::uint64_t v = 0;
+  for (int shift = 0;; shift += 7) {
+    const std::uint8_t b = *p++;
+    v |= static_cast<std::uint64_t>(b & 0x7F) << shift;
+    if (b < 0x80) return v;
+  }
+}
+
+}  // namespace
+
 std::uint32_t CheckedPayload::FindEach(std::size_t i, std::span<const SectionId> ids,
                                        ByteView* out) const {
   if (!IsKnownObjectKind(spans_[i].kind)) return 0;
-  // The record was checked: kind and subject (17 bytes, kept in its span), layout, the count of
-  // sections other than PROP, each of them (ID, size, bytes), then PROP to the end. Each ID
-  // appears once.
-  ByteReader rr(RecordBytes(i));
-  std::uint64_t layout = 0, others = 0;
-  rr.Skip(17);
-  rr.Varint(&layout);
-  rr.Varint(&others);
+  // The record was checked (its bytes cannot change since): kind and subject (17 bytes, kept in
+  // its span), layout, the count of sections other than PROP, each of them (ID, size, bytes),
+  // then PROP to the end. Each ID appears once. Read without the bounds checks of a ByteReader:
+  // every load reads each record's sections this way.
+  const std::uint8_t* p = bytes_.data() + spans_[i].offset;
+  const std::uint8_t* const end = p + spans_[i].size;
+  p += 17;
+  CheckedVarint(p);  // the layout
+  const std::uint64_t others = CheckedVarint(p);
   std::uint32_t found = 0;
   for (std::uint64_t s = 0; s < others; ++s) {
-    ByteView sid, body;
-    rr.Raw(4, &sid);
-    rr.LengthPrefixed(rr.remaining(), &body);
     SectionId id;
-    std::memcpy(id.data(), sid.data(), 4);
+    std::memcpy(id.data(), p, 4);
+    p += 4;
+    const std::size_t size = static_cast<std::size_t>(CheckedVarint(p));
     for (std::size_t k = 0; k < ids.size(); ++k) {
       if (SameSection(id, ids[k])) {
-        out[k] = body;
+        out[k] = ByteView(p, size);
         found |= std::uint32_t{1} << k;
       }
     }
+    p += size;
   }
   for (std::size_t k = 0; k < ids.size(); ++k) {
     if (SameSection(ids[k], kPropSection)) {
-      rr.Raw(rr.remaining(), &out[k]);
+      out[k] = ByteView(p, static_cast<std::size_t>(end - p));
       found |= std::uint32_t{1} << k;
     }
   }

@@ -17,6 +17,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -41,7 +42,7 @@ enum class RecordKind : std::uint8_t {
   kPlayer = 4,
 };
 // Whether this version knows the layout of records of `kind` (1..4).
-bool IsKnownObjectKind(std::uint8_t kind);
+inline bool IsKnownObjectKind(std::uint8_t kind) { return kind >= 1 && kind <= 4; }
 
 using SectionId = std::array<char, 4>;
 inline constexpr SectionId kPropSection = {'P', 'R', 'O', 'P'};
@@ -59,10 +60,10 @@ inline bool SameSection(const SectionId& a, const SectionId& b) {
 // Whether every byte of a section ID is printable ASCII other than space (0x21..0x7E), as
 // docs/records.md requires.
 inline bool IsPrintableSectionId(const SectionId& id) {
-  for (char c : id) {
-    if (c < 0x21 || c > 0x7E) return false;
-  }
-  return true;
+  // One unsigned compare and no branch a byte: every record's sections pass here when a save
+  // loads.
+  auto printable = [](char c) { return static_cast<std::uint8_t>(c - 0x21) < 0x5E; };
+  return printable(id[0]) & printable(id[1]) & printable(id[2]) & printable(id[3]);
 }
 inline constexpr std::size_t kMaxRecords = 1u << 22;
 
@@ -133,6 +134,21 @@ class CheckedPayload {
   // Checks `bytes` as DecodePayload does (the same statuses, the same budget rules) and keeps
   // them.
   static Result<CheckedPayload> Check(Bytes bytes, FileBudget* budget = nullptr);
+
+  // A check of sections this layer gives no meaning to (a layer above's own, such as the world
+  // layer's), made in Check's walk of the records, so each record is read once. For each record
+  // of a known kind, `check(i, k, body)` runs for each section ids[k] it has (IDs other than
+  // PROP), in `ids` order; `i` is the record's index in the payload (from 1, as messages name
+  // records).
+  struct SectionCheck {
+    std::span<const SectionId> ids;
+    std::function<Status(std::size_t i, std::size_t k, ByteView body)> check;
+  };
+  // Check, then `sections`' check: a payload that fails the structure check fails as Check says
+  // (whatever its sections); one that passes fails with the first failure `sections.check`
+  // returned, if any (`budget` then left as it was), and the checks after it do not run.
+  static Result<CheckedPayload> Check(Bytes bytes, FileBudget* budget,
+                                      const SectionCheck& sections);
 
   const ChunkTables& tables() const { return tables_; }
   // The records after the tables; record `i` here is record i + 1 of the payload.

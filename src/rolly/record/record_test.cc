@@ -28,6 +28,7 @@ namespace {
 
 using reflect::kSaveGame;
 using reflect::TypeRegistry;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 enum class Mood : std::uint16_t { kCalm = 0, kAngry = 5, kSleepy = 9 };
@@ -430,6 +431,90 @@ TEST_F(EverythingTest, CheckedPayloadReadsWhatDecodePayloadReads) {
   Bytes cut(bytes.begin(), bytes.end() - 1);
   EXPECT_THAT(CheckedPayload::Check(cut), StatusIs(DecodePayload(cut).status().code()));
   EXPECT_THAT(CheckedPayload::Check(Bytes()), StatusIs(StatusCode::kDamaged));
+}
+
+// A layer's own sections are checked in Check's walk: each section asked for, in the order asked,
+// record by record; the first failure is Check's status only when the structure check passed
+// (a payload broken both ways fails as the structure check says), and leaves the budget as it was.
+TEST_F(EverythingTest, CheckedPayloadChecksALayersSectionsInItsWalk) {
+  Everything e = Sample();
+  auto [p, actor, future, strange] = WithUnknowns(e);
+  Section other{{'Z', 'Z', 'Z', '8'}, {7}};
+  p.records.push_back(actor);
+  p.records.push_back(strange);
+  p.records.push_back(actor);
+  p.records.back().subject = Guid(3, 4);
+  p.records.back().sections.push_back(other);
+  ASSERT_OK_AND_ASSIGN(const Bytes bytes, EncodePayload(p));
+  const SectionId asked[] = {other.id, SectionId{'N', 'O', 'N', 'E'}, future.id};
+  std::vector<std::string> seen;
+  std::size_t fail_at = 0;  // the record whose sections fail the check (0: none)
+  CheckedPayload::SectionCheck sections;
+  sections.ids = asked;
+  sections.check = [&](std::size_t i, std::size_t k, ByteView body) {
+    seen.push_back(std::to_string(i) + " " + std::to_string(k) + " " +
+                   std::to_string(body.size()));
+    return i == fail_at ? DamagedError("record " + std::to_string(i) + ": ZZZ8 is bad")
+                        : OkStatus();
+  };
+  FileBudget budget;
+  ASSERT_OK_AND_ASSIGN(const CheckedPayload checked,
+                       CheckedPayload::Check(bytes, &budget, sections));
+  EXPECT_EQ(checked.size(), 3u);
+  EXPECT_THAT(seen, ElementsAre("1 2 4", "3 0 1", "3 2 4"));
+  FileBudget plain;
+  ASSERT_THAT(CheckedPayload::Check(bytes, &plain), IsOk());
+  EXPECT_EQ(budget, plain);
+
+  // A failure: the checks after it do not run, and the budget stays as it was.
+  seen.clear();
+  fail_at = 3;
+  FileBudget untouched;
+  EXPECT_THAT(CheckedPayload::Check(bytes, &untouched, sections),
+              StatusIs(StatusCode::kDamaged, "record 3: ZZZ8 is bad"));
+  EXPECT_THAT(seen, ElementsAre("1 2 4", "3 0 1"));
+  EXPECT_EQ(untouched, FileBudget{});
+
+  // A payload that also fails the structure check, past the failing sections, fails as that says.
+  fail_at = 1;
+  Bytes cut(bytes.begin(), bytes.end() - 1);
+  ASSERT_FALSE(CheckedPayload::Check(cut).ok());
+  EXPECT_THAT(CheckedPayload::Check(cut, nullptr, sections),
+              StatusIs(CheckedPayload::Check(cut).status().code(),
+                       std::string(CheckedPayload::Check(cut).status().message())));
+}
+
+// Section IDs are four bytes from '!' (0x21) to '~' (0x7E): each byte just past either end, or
+// with its top bit set, is refused wherever it sits in the ID.
+TEST_F(EverythingTest, SectionIdsOfBytesOutsidePrintableAsciiAreRefused) {
+  Everything e = Sample();
+  auto [p, actor, future, strange] = WithUnknowns(e);
+  for (const char c : {'\x21', '\x7E'}) {
+    actor.sections.front().id = {c, c, c, c};
+    p.records.assign(1, actor);
+    EXPECT_OK(EncodePayload(p)) << int{c};
+  }
+  for (std::size_t at = 0; at < 4; ++at) {
+    for (const char c : {'\x20', '\x7F', '\x80', '\xA1', '\xFF', '\x00'}) {
+      SectionId id = {'Z', 'Z', 'Z', '9'};
+      id[at] = c;
+      actor.sections.front().id = id;
+      p.records.assign(1, actor);
+      EXPECT_THAT(EncodePayload(p), StatusIs(StatusCode::kInvalidData, HasSubstr("printable")))
+          << at << " " << int{c};
+      // The same bytes read back are Damaged.
+      actor.sections.front().id = future.id;
+      p.records.assign(1, actor);
+      ASSERT_OK_AND_ASSIGN(Bytes bytes, EncodePayload(p));
+      const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+      const std::size_t where = text.find("ZZZ9");
+      ASSERT_NE(where, std::string_view::npos);
+      bytes[where + at] = static_cast<std::uint8_t>(c);
+      EXPECT_THAT(CheckedPayload::Check(bytes), StatusIs(StatusCode::kDamaged))
+          << at << " " << int{c};
+      EXPECT_THAT(DecodePayload(bytes), StatusIs(StatusCode::kDamaged)) << at << " " << int{c};
+    }
+  }
 }
 
 // Applying by record index reads a CheckedPayload in place, and gives what applying the decoded

@@ -924,14 +924,33 @@ TEST(ActorSectionTest, EveryFieldIsWrittenInTheDocumentedForm) {
   EXPECT_EQ(Bytes(appended_bytes.begin() + 1, appended_bytes.end()), want);
   ASSERT_OK_AND_ASSIGN(const world::ActorSection back, world::DecodeActor(want));
   EXPECT_EQ(back, a);
+  // Read in place, the texts view the bytes.
+  world::ActorSectionView view;
+  ASSERT_OK(world::ReadActor(want, &view));
+  EXPECT_TRUE(view.spawned && !view.destroyed);
+  EXPECT_EQ(view.level, "Cellar");
+  EXPECT_EQ(view.transform, a.transform);
+  EXPECT_EQ(view.owner, a.owner);
+  EXPECT_EQ(view.attach_parent, a.attach_parent);
+  EXPECT_EQ(view.attach_socket, "hand_r");
+  EXPECT_EQ(reinterpret_cast<const std::uint8_t*>(view.level.data()), want.data() + 2);
 
-  // No optional field: the flags and the translation alone.
+  // No optional field: the flags and the translation alone (a view read before forgets them).
   world::ActorSection plain;
   plain.destroyed = true;
   want.clear();
   want.push_back(2);
   for (int i = 0; i < 3; ++i) f64(0.0);
   EXPECT_EQ(world::EncodeActor(plain), want);
+  ASSERT_OK(world::ReadActor(want, &view));
+  EXPECT_TRUE(!view.spawned && view.destroyed);
+  EXPECT_TRUE(view.level.empty() && view.attach_socket.empty());
+  EXPECT_EQ(view.transform, plain.transform);
+  EXPECT_TRUE(view.owner.is_none() && view.attach_parent.is_none());
+  // A flag no version defines.
+  want[0] = 0x80;
+  EXPECT_THAT(world::ReadActor(want, &view), StatusIs(StatusCode::kDamaged));
+  EXPECT_THAT(world::DecodeActor(want), StatusIs(StatusCode::kDamaged));
 }
 
 TEST_F(SaveLoadTest, ACapturedWorldIsDetachedOnceAndMadeOnceOnAnyThread) {

@@ -29,12 +29,13 @@ bool ReadGuid(ByteReader& r, Guid* g) {
   *g = Guid(high, low);
   return true;
 }
+bool ReadText(ByteReader& r, std::string_view* out) {
+  return r.LengthPrefixed(kMaxText, out) && IsValidUtf8(*out) &&
+         out->find('\0') == std::string_view::npos;
+}
 bool ReadText(ByteReader& r, std::string* out) {
   std::string_view text;
-  if (!r.LengthPrefixed(kMaxText, &text) || !IsValidUtf8(text) ||
-      text.find('\0') != std::string_view::npos) {
-    return false;
-  }
+  if (!ReadText(r, &text)) return false;
   out->assign(text);
   return true;
 }
@@ -121,13 +122,17 @@ void AppendActor(const ActorSection& a, ByteSink* out) {
   if (flags & kAttached) out->LengthPrefixed(a.attach_socket);
 }
 
-Result<ActorSection> DecodeActor(ByteView bytes) {
+Status ReadActor(ByteView bytes, ActorSectionView* a) {
   ByteReader r(bytes);
-  ActorSection a;
   std::uint8_t flags = 0;
-  auto& t = a.transform;
+  auto& t = a->transform;
+  t = reflect::Transformd();
+  a->level = {};
+  a->owner = Guid();
+  a->attach_parent = Guid();
+  a->attach_socket = {};
   bool ok = r.U8(&flags) && flags < 128;
-  if (ok && (flags & kLevel)) ok = ReadText(r, &a.level) && !a.level.empty();
+  if (ok && (flags & kLevel)) ok = ReadText(r, &a->level) && !a->level.empty();
   ok = ok && r.F64(&t.translation.x) && r.F64(&t.translation.y) && r.F64(&t.translation.z);
   if (ok && (flags & kRotation)) {
     ok = r.F64(&t.rotation.x) && r.F64(&t.rotation.y) && r.F64(&t.rotation.z) &&
@@ -138,14 +143,28 @@ Result<ActorSection> DecodeActor(ByteView bytes) {
     ok = r.F64(&t.scale.x) && r.F64(&t.scale.y) && r.F64(&t.scale.z) &&
          !(t.scale.x == 1 && t.scale.y == 1 && t.scale.z == 1);
   }
-  if (ok && (flags & kOwner)) ok = ReadGuid(r, &a.owner) && !a.owner.is_none();
+  if (ok && (flags & kOwner)) ok = ReadGuid(r, &a->owner) && !a->owner.is_none();
   if (ok && (flags & kAttached)) {
-    ok = ReadGuid(r, &a.attach_parent) && !a.attach_parent.is_none() &&
-         ReadText(r, &a.attach_socket);
+    ok = ReadGuid(r, &a->attach_parent) && !a->attach_parent.is_none() &&
+         ReadText(r, &a->attach_socket);
   }
   if (!ok || !r.empty()) return DamagedError("ACTR: not in the one form");
-  a.spawned = flags & kSpawned;
-  a.destroyed = flags & kDestroyed;
+  a->spawned = flags & kSpawned;
+  a->destroyed = flags & kDestroyed;
+  return OkStatus();
+}
+
+Result<ActorSection> DecodeActor(ByteView bytes) {
+  ActorSectionView v;
+  ROLLY_RETURN_IF_ERROR(ReadActor(bytes, &v));
+  ActorSection a;
+  a.spawned = v.spawned;
+  a.destroyed = v.destroyed;
+  a.level.assign(v.level);
+  a.transform = v.transform;
+  a.owner = v.owner;
+  a.attach_parent = v.attach_parent;
+  a.attach_socket.assign(v.attach_socket);
   return a;
 }
 
@@ -162,13 +181,18 @@ void AppendComponent(Guid actor, std::string_view name, ByteSink* out) {
   out->LengthPrefixed(name);
 }
 
-Result<ComponentSection> DecodeComponent(ByteView bytes) {
+Status ReadComponent(ByteView bytes, ComponentSectionView* c) {
   ByteReader r(bytes);
-  ComponentSection c;
-  if (!ReadGuid(r, &c.actor) || !ReadText(r, &c.name) || c.name.empty() || !r.empty()) {
+  if (!ReadGuid(r, &c->actor) || !ReadText(r, &c->name) || c->name.empty() || !r.empty()) {
     return DamagedError("COMP: not in the one form");
   }
-  return c;
+  return OkStatus();
+}
+
+Result<ComponentSection> DecodeComponent(ByteView bytes) {
+  ComponentSectionView v;
+  ROLLY_RETURN_IF_ERROR(ReadComponent(bytes, &v));
+  return ComponentSection{v.actor, std::string(v.name)};
 }
 
 Bytes EncodeGlobal(const GlobalSection& g) {

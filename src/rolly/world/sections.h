@@ -61,6 +61,20 @@ Bytes EncodeActor(const ActorSection& actor);
 void AppendActor(const ActorSection& actor, ByteSink* out);
 // Damaged for bytes not in the one form.
 Result<ActorSection> DecodeActor(ByteView bytes);
+// An ACTR section read in place: its texts view the section's bytes (valid while they are), so
+// reading one allocates nothing (a load reads every actor's).
+struct ActorSectionView {
+  bool spawned = false;
+  bool destroyed = false;
+  // Empty for the persistent level.
+  std::string_view level;
+  reflect::Transformd transform;
+  Guid owner;
+  Guid attach_parent;
+  std::string_view attach_socket;
+};
+// DecodeActor's check, into `out` (left unspecified on failure): Damaged as DecodeActor says.
+Status ReadActor(ByteView bytes, ActorSectionView* out);
 
 struct ComponentSection {
   Guid actor;
@@ -70,6 +84,13 @@ Bytes EncodeComponent(const ComponentSection& component);
 // The same bytes, appended to `out` (the name as a view: nothing is copied on the way).
 void AppendComponent(Guid actor, std::string_view name, ByteSink* out);
 Result<ComponentSection> DecodeComponent(ByteView bytes);
+// A COMP section read in place (its name views the section's bytes).
+struct ComponentSectionView {
+  Guid actor;
+  std::string_view name;
+};
+// DecodeComponent's check, into `out` (left unspecified on failure): Damaged as it says.
+Status ReadComponent(ByteView bytes, ComponentSectionView* out);
 
 struct GlobalSection {
   bool registered = false;

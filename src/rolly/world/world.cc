@@ -30,7 +30,7 @@ using record::Section;
 
 const std::vector<record::SectionId> kTableFree = {kActorSection, kComponentSection, kGlobalSection,
                                                    kPlayerSection};
-// The world's own sections, in the order LoadedGame::Check reads them with FindEach.
+// The world's own sections, in the order LoadedGame::Check checks them.
 constexpr record::SectionId kWorldSections[] = {kActorSection, kComponentSection, kGlobalSection,
                                                 kPlayerSection};
 
@@ -81,35 +81,43 @@ Result<std::shared_ptr<const LoadedGame>> LoadedGame::Check(std::vector<WorldChu
       return InvalidInputError("chunk " + where + " is not a world chunk");
     }
     // Kept as its bytes with where each record lies, not decoded record by record: a loaded or
-    // held save of 100,000 actors then costs its bytes and 40 bytes a record.
+    // held save of 100,000 actors then costs its bytes and 40 bytes a record. The world's own
+    // sections are checked in the same walk of the records, before anything applies.
+    record::CheckedPayload::SectionCheck sections;
+    sections.ids = kWorldSections;
+    Status section_failure;  // what `check` returned when it failed
+    sections.check = [&where, &section_failure](std::size_t i, std::size_t k, ByteView body) {
+      Status s;
+      switch (k) {
+        case 0: {
+          ActorSectionView a;
+          s = ReadActor(body, &a);
+          break;
+        }
+        case 1: {
+          ComponentSectionView comp;
+          s = ReadComponent(body, &comp);
+          break;
+        }
+        case 2:
+          s = DecodeGlobal(body).status();
+          break;
+        default:
+          s = DecodePlayer(body).status();
+          break;
+      }
+      if (s.ok()) return s;
+      section_failure = DamagedError("chunk " + where + " record " + std::to_string(i) + ": " +
+                                     std::string(s.message()));
+      return section_failure;
+    };
     Result<record::CheckedPayload> payload =
-        record::CheckedPayload::Check(std::move(c.payload), &budget);
+        record::CheckedPayload::Check(std::move(c.payload), &budget, sections);
     if (!payload.ok()) {
+      // A world section's failure names the chunk already.
+      if (!section_failure.ok() && payload.status() == section_failure) return section_failure;
       return Status(payload.status().code(),
                     "chunk " + where + ": " + std::string(payload.status().message()));
-    }
-    // The world's own sections, checked before anything applies.
-    for (std::size_t i = 0; i < payload->size(); ++i) {
-      if (!record::IsKnownObjectKind(payload->kind(i))) continue;
-      auto bad = [&](const Status& s) {
-        return DamagedError("chunk " + where + " record " + std::to_string(i + 1) + ": " +
-                            std::string(s.message()));
-      };
-      // One walk of the record's sections finds the four (kWorldSections' order).
-      ByteView b[4];
-      const std::uint32_t found = payload->FindEach(i, kWorldSections, b);
-      if (found & 1) {
-        if (auto a = DecodeActor(b[0]); !a.ok()) return bad(a.status());
-      }
-      if (found & 2) {
-        if (auto a = DecodeComponent(b[1]); !a.ok()) return bad(a.status());
-      }
-      if (found & 4) {
-        if (auto a = DecodeGlobal(b[2]); !a.ok()) return bad(a.status());
-      }
-      if (found & 8) {
-        if (auto a = DecodePlayer(b[3]); !a.ok()) return bad(a.status());
-      }
     }
     if (c.id == kWorldChunk) {
       if (!world_keys.insert(c.key).second) {
@@ -929,8 +937,21 @@ class World::Applier : public record::ObjectLinks {
     std::erase_if(placements_, [&](const auto& p) { return ids.Contains(p.first); });
   }
 
-  static Placement PlacementOf(const ActorSection& a) {
-    return Placement{a.transform, a.owner, a.attach_parent, Name(a.attach_socket)};
+  static Placement PlacementOf(const ActorSectionView& a) {
+    // Most actors are attached at no socket: no name is looked up for them.
+    return Placement{a.transform, a.owner, a.attach_parent,
+                     a.attach_socket.empty() ? Name() : Name(a.attach_socket)};
+  }
+  // The ACTR or COMP section of a checked record, read in place (LoadedGame::Check checked it).
+  static ActorSectionView ActorOf(ByteView section) {
+    ActorSectionView a;
+    ReadActor(section, &a).IgnoreError();
+    return a;
+  }
+  static ComponentSectionView ComponentOf(ByteView section) {
+    ComponentSectionView comp;
+    ReadComponent(section, &comp).IgnoreError();
+    return comp;
   }
 
   void Mismatch(Name saved, Guid id, const reflect::ClassInfo* live) {
@@ -1002,8 +1023,8 @@ class World::Applier : public record::ObjectLinks {
       const std::uint32_t has = records.FindEach(i, kActorOrComponent, found);
       if (has & 1) {
         if (!only_level_.is_none()) {
-          const ActorSection a = *DecodeActor(found[0]);
-          if ((a.level.empty() ? persistent : Name(a.level)) != only_level_) {
+          const ActorSectionView a = ActorOf(found[0]);
+          if ((a.level.empty() ? persistent.view() : a.level) != only_level_.view()) {
             entries.push_back({i, found[0], Is::kOtherLevel});
             continue;
           }
@@ -1012,7 +1033,7 @@ class World::Applier : public record::ObjectLinks {
         entries.push_back({i, found[0], Is::kActor});
         ids.push_back(records.subject(i));
       } else if (has & 2) {
-        if (!only_level_.is_none() && !level_actors_.Contains(DecodeComponent(found[1])->actor)) {
+        if (!only_level_.is_none() && !level_actors_.Contains(ComponentOf(found[1]).actor)) {
           continue;
         }
         entries.push_back({i, found[1], Is::kComponent});
@@ -1036,7 +1057,7 @@ class World::Applier : public record::ObjectLinks {
           last.id = Guid();
           continue;
         }
-        ComponentSection comp = *DecodeComponent(e.section);
+        const ComponentSectionView comp = ComponentOf(e.section);
         // Matched now when it follows its actor's record; taken below, after every actor, as
         // the others are.
         if (!last.id.is_none() && comp.actor == last.id) {
@@ -1044,7 +1065,7 @@ class World::Applier : public record::ObjectLinks {
             matched.push_back({e.record, found});
           }
         } else {
-          pending_components_.push_back({&c, e.record, std::move(comp)});
+          pending_components_.push_back({&c, e.record, {comp.actor, std::string(comp.name)}});
         }
       }
     };
@@ -1103,9 +1124,12 @@ class World::Applier : public record::ObjectLinks {
                  const std::vector<Name>& levels, Name persistent, Guid* last) {
     const Guid subject = c.payload.subject(i);
     const Name saved = SavedClass(c.payload.tables(), c.payload.layout(i));
-    const ActorSection a = *DecodeActor(section);
-    const Name actor_level = a.level.empty() ? persistent : Name(a.level);
-    const bool level_loaded = std::find(levels.begin(), levels.end(), actor_level) != levels.end();
+    const ActorSectionView a = ActorOf(section);
+    // The actor's level among those loaded, found by its text (no name is made for it).
+    const std::string_view level_text = a.level.empty() ? persistent.view() : a.level;
+    const auto level_at = std::find_if(levels.begin(), levels.end(),
+                                       [&](Name l) { return l.view() == level_text; });
+    const bool level_loaded = level_at != levels.end();
     if (a.destroyed) {
       if (view != nullptr && !view->spawned) remove_.push_back(subject);
       if (!level_loaded) ++report_->kept;  // a level not loaded: written back by the next save
@@ -1128,7 +1152,7 @@ class World::Applier : public record::ObjectLinks {
       return;
     }
     spawning_.Insert(subject);
-    spawns_.push_back({&c, i, subject, cls, actor_level, PlacementOf(a)});
+    spawns_.push_back({&c, i, subject, cls, *level_at, PlacementOf(a)});
   }
 
   void FindComponent(const Pending& p) {
@@ -1139,15 +1163,15 @@ class World::Applier : public record::ObjectLinks {
       ++report_->kept;
       return;
     }
-    const Object found = MatchComponent(*p.chunk, p.record, p.comp, actor);
+    const Object found = MatchComponent(*p.chunk, p.record, {p.comp.actor, p.comp.name}, actor);
     if (found) Take(*p.chunk, p.record, found, spawning_.Contains(p.comp.actor));
   }
 
   // Matches component record `i` of `c` against the components `actor` has now (listed once per
   // actor, while nothing changes) and returns its object. None when its class differs (reported)
   // or it is not there yet: then it waits for the host to report it created.
-  Object MatchComponent(const LoadedGame::Chunk& c, std::size_t i, const ComponentSection& comp,
-                        const ActorView& actor) {
+  Object MatchComponent(const LoadedGame::Chunk& c, std::size_t i,
+                        const ComponentSectionView& comp, const ActorView& actor) {
     const record::CheckedPayload& records = c.payload;
     Name saved = SavedClass(records.tables(), records.layout(i));
     if (listed_for_.is_none() || listed_for_ != comp.actor) {
@@ -1155,9 +1179,9 @@ class World::Applier : public record::ObjectLinks {
       host_.ListComponents(actor, &components_);
       listed_for_ = comp.actor;
     }
-    Name name(comp.name);
+    // Compared by text: no name is made for a component found (a load matches every one).
     for (const ComponentView& v : components_) {
-      if (v.name != name) continue;
+      if (v.name.view() != comp.name) continue;
       if (!SameClass(registry_, saved, v.object.cls)) {
         Mismatch(saved, records.subject(i), v.object.cls);
         return Object();
@@ -1170,7 +1194,7 @@ class World::Applier : public record::ObjectLinks {
     w->chunk = &c;
     w->record = i;
     w->actor = comp.actor;
-    w->name = name;
+    w->name = Name(comp.name);
     world_.waiting_.push_back(std::move(w));
     ++report_->waiting;
     return Object();
@@ -1209,7 +1233,7 @@ class World::Applier : public record::ObjectLinks {
         for (Name level : levels) {
           host_.VisitActors(level, [&](const ActorView& v) {
             if (v.object.ptr == found.ptr) {
-              Placement placed = PlacementOf(*DecodeActor(pawn_place));
+              Placement placed = PlacementOf(ActorOf(pawn_place));
               placed.owner = v.owner;
               placed.attach_parent = v.attach_parent;
               placed.attach_socket = v.attach_socket;
