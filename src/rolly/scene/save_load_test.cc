@@ -925,7 +925,7 @@ TEST(ActorSectionTest, EveryFieldIsWrittenInTheDocumentedForm) {
   ASSERT_OK_AND_ASSIGN(const world::ActorSection back, world::DecodeActor(want));
   EXPECT_EQ(back, a);
   // Read in place, the texts view the bytes.
-  world::ActorSectionView view;
+  world::ActorSection view;
   ASSERT_OK(world::ReadActor(want, &view));
   EXPECT_TRUE(view.spawned && !view.destroyed);
   EXPECT_EQ(view.level, "Cellar");

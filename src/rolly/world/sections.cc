@@ -122,7 +122,7 @@ void AppendActor(const ActorSection& a, ByteSink* out) {
   if (flags & kAttached) out->LengthPrefixed(a.attach_socket);
 }
 
-Status ReadActor(ByteView bytes, ActorSectionView* a) {
+Status ReadActor(ByteView bytes, ActorSection* a) {
   ByteReader r(bytes);
   std::uint8_t flags = 0;
   auto& t = a->transform;
@@ -155,33 +155,25 @@ Status ReadActor(ByteView bytes, ActorSectionView* a) {
 }
 
 Result<ActorSection> DecodeActor(ByteView bytes) {
-  ActorSectionView v;
-  ROLLY_RETURN_IF_ERROR(ReadActor(bytes, &v));
   ActorSection a;
-  a.spawned = v.spawned;
-  a.destroyed = v.destroyed;
-  a.level.assign(v.level);
-  a.transform = v.transform;
-  a.owner = v.owner;
-  a.attach_parent = v.attach_parent;
-  a.attach_socket.assign(v.attach_socket);
+  ROLLY_RETURN_IF_ERROR(ReadActor(bytes, &a));
   return a;
 }
 
 Bytes EncodeComponent(const ComponentSection& c) {
   ByteSink out;
-  AppendComponent(c.actor, c.name, &out);
+  AppendComponent(c, &out);
   return out.ToBytes();
 }
 
-void AppendComponent(Guid actor, std::string_view name, ByteSink* out) {
+void AppendComponent(const ComponentSection& c, ByteSink* out) {
   out->Reserve(16);
-  out->U64(actor.high());
-  out->U64(actor.low());
-  out->LengthPrefixed(name);
+  out->U64(c.actor.high());
+  out->U64(c.actor.low());
+  out->LengthPrefixed(c.name);
 }
 
-Status ReadComponent(ByteView bytes, ComponentSectionView* c) {
+Status ReadComponent(ByteView bytes, ComponentSection* c) {
   ByteReader r(bytes);
   if (!ReadGuid(r, &c->actor) || !ReadText(r, &c->name) || c->name.empty() || !r.empty()) {
     return DamagedError("COMP: not in the one form");
@@ -190,9 +182,9 @@ Status ReadComponent(ByteView bytes, ComponentSectionView* c) {
 }
 
 Result<ComponentSection> DecodeComponent(ByteView bytes) {
-  ComponentSectionView v;
-  ROLLY_RETURN_IF_ERROR(ReadComponent(bytes, &v));
-  return ComponentSection{v.actor, std::string(v.name)};
+  ComponentSection c;
+  ROLLY_RETURN_IF_ERROR(ReadComponent(bytes, &c));
+  return c;
 }
 
 Bytes EncodeGlobal(const GlobalSection& g) {

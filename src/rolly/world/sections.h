@@ -45,25 +45,10 @@ bool FitsSection(std::string_view text);
 // The same for a Name, without a scan (Name::is_plain_text).
 bool FitsSection(Name name);
 
+// An actor's placement. Its texts are views: of the names given when it is written, of the
+// section's bytes when it is read (valid while they are), so neither way copies a text (a save
+// writes every actor's, a load reads every actor's).
 struct ActorSection {
-  bool spawned = false;
-  bool destroyed = false;
-  // Empty for the persistent level.
-  std::string level;
-  reflect::Transformd transform;
-  Guid owner;
-  Guid attach_parent;
-  std::string attach_socket;
-  friend bool operator==(const ActorSection&, const ActorSection&) = default;
-};
-Bytes EncodeActor(const ActorSection& actor);
-// The same bytes, appended to `out`.
-void AppendActor(const ActorSection& actor, ByteSink* out);
-// Damaged for bytes not in the one form.
-Result<ActorSection> DecodeActor(ByteView bytes);
-// An ACTR section read in place: its texts view the section's bytes (valid while they are), so
-// reading one allocates nothing (a load reads every actor's).
-struct ActorSectionView {
   bool spawned = false;
   bool destroyed = false;
   // Empty for the persistent level.
@@ -72,25 +57,28 @@ struct ActorSectionView {
   Guid owner;
   Guid attach_parent;
   std::string_view attach_socket;
+  friend bool operator==(const ActorSection&, const ActorSection&) = default;
 };
-// DecodeActor's check, into `out` (left unspecified on failure): Damaged as DecodeActor says.
-Status ReadActor(ByteView bytes, ActorSectionView* out);
+Bytes EncodeActor(const ActorSection& actor);
+// The same bytes, appended to `out`.
+void AppendActor(const ActorSection& actor, ByteSink* out);
+// Reads ACTR into `out` (left unspecified on failure): Damaged for bytes not in the one form.
+Status ReadActor(ByteView bytes, ActorSection* out);
+// The same, as a value.
+Result<ActorSection> DecodeActor(ByteView bytes);
 
+// A component's place; its name is a view, as ActorSection's texts are.
 struct ComponentSection {
-  Guid actor;
-  std::string name;
-};
-Bytes EncodeComponent(const ComponentSection& component);
-// The same bytes, appended to `out` (the name as a view: nothing is copied on the way).
-void AppendComponent(Guid actor, std::string_view name, ByteSink* out);
-Result<ComponentSection> DecodeComponent(ByteView bytes);
-// A COMP section read in place (its name views the section's bytes).
-struct ComponentSectionView {
   Guid actor;
   std::string_view name;
 };
-// DecodeComponent's check, into `out` (left unspecified on failure): Damaged as it says.
-Status ReadComponent(ByteView bytes, ComponentSectionView* out);
+Bytes EncodeComponent(const ComponentSection& component);
+// The same bytes, appended to `out`.
+void AppendComponent(const ComponentSection& component, ByteSink* out);
+// Reads COMP into `out` (left unspecified on failure): Damaged for bytes not in the one form.
+Status ReadComponent(ByteView bytes, ComponentSection* out);
+// The same, as a value.
+Result<ComponentSection> DecodeComponent(ByteView bytes);
 
 struct GlobalSection {
   bool registered = false;

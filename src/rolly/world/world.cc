@@ -90,12 +90,12 @@ Result<std::shared_ptr<const LoadedGame>> LoadedGame::Check(std::vector<WorldChu
       Status s;
       switch (k) {
         case 0: {
-          ActorSectionView a;
+          ActorSection a;
           s = ReadActor(body, &a);
           break;
         }
         case 1: {
-          ComponentSectionView comp;
+          ComponentSection comp;
           s = ReadComponent(body, &comp);
           break;
         }
@@ -366,7 +366,7 @@ void WorldCapture::Gather() {
   if (whole) host.ListPlayers(&players);
   std::vector<std::pair<const void*, reflect::Transformd>> pawns;
   std::vector<ComponentView> components;
-  ActorSection actor;  // reused: its strings keep their room
+  ActorSection actor;
   auto visit = [&](const ActorView& a) {
     ids.push_back(a.id);
     for (const PlayerView& p : players) {
@@ -383,7 +383,7 @@ void WorldCapture::Gather() {
       actor.level = a.level.view();
       fits(a.level);
     } else {
-      actor.level.clear();
+      actor.level = {};
     }
     actor.transform = a.transform;
     actor.owner = a.owner;
@@ -398,7 +398,7 @@ void WorldCapture::Gather() {
       fits(c.name);
       add(wrld, RecordKind::kComponent, DeriveComponentId(a.id, c.name), c.object, Name());
       section(kComponentSection,
-              [&](ByteSink* out) { AppendComponent(a.id, c.name.view(), out); });
+              [&](ByteSink* out) { AppendComponent({a.id, c.name.view()}, out); });
     }
   };
   for (Name level : levels) host.VisitActors(level, visit);
@@ -872,6 +872,7 @@ class World::Applier : public record::ObjectLinks {
   struct Pending {
     const LoadedGame::Chunk* chunk;
     std::size_t record;
+    // Its name views the chunk's bytes.
     ComponentSection comp;
   };
   // A component record matched as it was read (it followed its actor's record).
@@ -937,19 +938,19 @@ class World::Applier : public record::ObjectLinks {
     std::erase_if(placements_, [&](const auto& p) { return ids.Contains(p.first); });
   }
 
-  static Placement PlacementOf(const ActorSectionView& a) {
+  static Placement PlacementOf(const ActorSection& a) {
     // Most actors are attached at no socket: no name is looked up for them.
     return Placement{a.transform, a.owner, a.attach_parent,
                      a.attach_socket.empty() ? Name() : Name(a.attach_socket)};
   }
   // The ACTR or COMP section of a checked record, read in place (LoadedGame::Check checked it).
-  static ActorSectionView ActorOf(ByteView section) {
-    ActorSectionView a;
+  static ActorSection ActorOf(ByteView section) {
+    ActorSection a;
     ReadActor(section, &a).IgnoreError();
     return a;
   }
-  static ComponentSectionView ComponentOf(ByteView section) {
-    ComponentSectionView comp;
+  static ComponentSection ComponentOf(ByteView section) {
+    ComponentSection comp;
     ReadComponent(section, &comp).IgnoreError();
     return comp;
   }
@@ -1023,7 +1024,7 @@ class World::Applier : public record::ObjectLinks {
       const std::uint32_t has = records.FindEach(i, kActorOrComponent, found);
       if (has & 1) {
         if (!only_level_.is_none()) {
-          const ActorSectionView a = ActorOf(found[0]);
+          const ActorSection a = ActorOf(found[0]);
           if ((a.level.empty() ? persistent.view() : a.level) != only_level_.view()) {
             entries.push_back({i, found[0], Is::kOtherLevel});
             continue;
@@ -1057,7 +1058,7 @@ class World::Applier : public record::ObjectLinks {
           last.id = Guid();
           continue;
         }
-        const ComponentSectionView comp = ComponentOf(e.section);
+        const ComponentSection comp = ComponentOf(e.section);
         // Matched now when it follows its actor's record; taken below, after every actor, as
         // the others are.
         if (!last.id.is_none() && comp.actor == last.id) {
@@ -1065,7 +1066,7 @@ class World::Applier : public record::ObjectLinks {
             matched.push_back({e.record, found});
           }
         } else {
-          pending_components_.push_back({&c, e.record, {comp.actor, std::string(comp.name)}});
+          pending_components_.push_back({&c, e.record, comp});
         }
       }
     };
@@ -1124,7 +1125,7 @@ class World::Applier : public record::ObjectLinks {
                  const std::vector<Name>& levels, Name persistent, Guid* last) {
     const Guid subject = c.payload.subject(i);
     const Name saved = SavedClass(c.payload.tables(), c.payload.layout(i));
-    const ActorSectionView a = ActorOf(section);
+    const ActorSection a = ActorOf(section);
     // The actor's level among those loaded, found by its text (no name is made for it).
     const std::string_view level_text = a.level.empty() ? persistent.view() : a.level;
     const auto level_at = std::find_if(levels.begin(), levels.end(),
@@ -1158,7 +1159,7 @@ class World::Applier : public record::ObjectLinks {
   void FindComponent(const Pending& p) {
     ActorView actor;
     if (!host_.FindActor(p.comp.actor, &actor)) {
-      Message("component " + p.comp.name + " of actor " + p.comp.actor.ToString() +
+      Message("component " + std::string(p.comp.name) + " of actor " + p.comp.actor.ToString() +
               ": the actor is not there; its record is kept");
       ++report_->kept;
       return;
@@ -1171,7 +1172,7 @@ class World::Applier : public record::ObjectLinks {
   // actor, while nothing changes) and returns its object. None when its class differs (reported)
   // or it is not there yet: then it waits for the host to report it created.
   Object MatchComponent(const LoadedGame::Chunk& c, std::size_t i,
-                        const ComponentSectionView& comp, const ActorView& actor) {
+                        const ComponentSection& comp, const ActorView& actor) {
     const record::CheckedPayload& records = c.payload;
     Name saved = SavedClass(records.tables(), records.layout(i));
     if (listed_for_.is_none() || listed_for_ != comp.actor) {

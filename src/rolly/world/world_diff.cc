@@ -158,12 +158,13 @@ std::string ActorText(const ActorSection& a) {
                 "%s%slevel=%s at=(%.17g %.17g %.17g) rot=(%.17g %.17g %.17g %.17g) "
                 "scale=(%.17g %.17g %.17g) owner=%s parent=%s socket=%s",
                 a.spawned ? "spawned " : "", a.destroyed ? "destroyed " : "",
-                a.level.empty() ? "-" : a.level.c_str(), t.translation.x, t.translation.y,
+                a.level.empty() ? "-" : std::string(a.level).c_str(), t.translation.x,
+                t.translation.y,
                 t.translation.z, t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w,
                 t.scale.x, t.scale.y, t.scale.z,
                 a.owner.is_none() ? "-" : a.owner.ToString().c_str(),
                 a.attach_parent.is_none() ? "-" : a.attach_parent.ToString().c_str(),
-                a.attach_socket.empty() ? "-" : a.attach_socket.c_str());
+                a.attach_socket.empty() ? "-" : std::string(a.attach_socket).c_str());
   return buf;
 }
 
