@@ -62,8 +62,10 @@ inline bool SameSection(const SectionId& a, const SectionId& b) {
 inline bool IsPrintableSectionId(const SectionId& id) {
   // One unsigned compare and no branch a byte: every record's sections pass here when a save
   // loads.
-  auto printable = [](char c) { return static_cast<std::uint8_t>(c - 0x21) < 0x5E; };
-  return printable(id[0]) & printable(id[1]) & printable(id[2]) & printable(id[3]);
+  auto printable = [](char c) -> unsigned {
+    return static_cast<std::uint8_t>(c - 0x21) < 0x5E ? 1u : 0u;
+  };
+  return (printable(id[0]) & printable(id[1]) & printable(id[2]) & printable(id[3])) != 0;
 }
 inline constexpr std::size_t kMaxRecords = 1u << 22;
 
