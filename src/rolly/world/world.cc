@@ -162,8 +162,10 @@ struct WorldCapture::Subject {
   std::uint8_t section_count = 0;
 };
 
-// How many subjects ahead a step asks for the object's saved fields.
+// How many subjects ahead a step asks for the object's saved fields, and how many ahead for the
+// first and last elements of its saved vectors (whose sizes and addresses sit in those fields).
 constexpr std::size_t kPrefetchAhead = 4;
+constexpr std::size_t kElementsAhead = 2;
 // How many entries ahead a pass filling or probing a hash table asks for the slot (each entry
 // takes a few nanoseconds, a slot from memory about a hundred).
 constexpr std::size_t kSlotAhead = 32;
@@ -402,17 +404,49 @@ void WorldCapture::Gather() {
     }
   };
   for (Name level : levels) host.VisitActors(level, visit);
-  // The placed actors the map made and the world lacks now: each actor there is looked up among
-  // the placed ones (slots asked into cache a few ahead); the placed ones not seen go, in ID
-  // order.
-  std::vector<bool> seen(world_.placed_.size());
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    if (i + kSlotAhead < ids.size()) world_.placed_index_.Prefetch(ids[i + kSlotAhead]);
-    if (const std::uint32_t* at = world_.placed_index_.Find(ids[i])) seen[*at] = true;
+  // The placed actors the map made and the world lacks now; the placed ones not seen go, in ID
+  // order. A host usually visits actors in the order the map made them, so each actor there is
+  // first matched against the placed actors in that order: the one at a cursor or a few after it
+  // (those skipped were destroyed). The others (spawned, or out of that order) are looked up by
+  // ID after the walk, their slots asked into cache a few ahead; a run of them longer than the
+  // window looks one up at once to find the cursor again.
+  const std::vector<World::PlacedActor>& placed_actors = world_.placed_;
+  std::vector<bool> seen(placed_actors.size());
+  {
+    constexpr std::size_t kWindow = 8;
+    std::vector<Guid> unmatched;
+    std::size_t cursor = 0;
+    std::size_t run = 0;  // actors not matched in a row
+    for (const Guid id : ids) {
+      const std::size_t end = std::min(cursor + kWindow, placed_actors.size());
+      std::size_t k = cursor;
+      while (k < end && placed_actors[k].id != id) ++k;
+      if (k < end) {
+        seen[k] = true;
+        cursor = k + 1;
+        run = 0;
+        continue;
+      }
+      if (++run < kWindow) {
+        unmatched.push_back(id);
+        continue;
+      }
+      run = 0;
+      if (const std::uint32_t* at = world_.placed_index_.Find(id)) {
+        seen[*at] = true;
+        cursor = *at + 1;
+      }
+    }
+    for (std::size_t i = 0; i < unmatched.size(); ++i) {
+      if (i + kSlotAhead < unmatched.size()) {
+        world_.placed_index_.Prefetch(unmatched[i + kSlotAhead]);
+      }
+      if (const std::uint32_t* at = world_.placed_index_.Find(unmatched[i])) seen[*at] = true;
+    }
   }
   std::vector<const World::PlacedActor*> gone;
-  for (std::size_t k = 0; k < world_.placed_.size(); ++k) {
-    const World::PlacedActor& placed = world_.placed_[k];
+  for (std::size_t k = 0; k < placed_actors.size(); ++k) {
+    const World::PlacedActor& placed = placed_actors[k];
     if (seen[k] || placed.id.is_none()) continue;
     if (!whole && placed.level != only_level_) continue;
     gone.push_back(&placed);
@@ -475,6 +509,22 @@ Status WorldCapture::Step() {
     if (ahead) {
       for (const reflect::PlanField& f : ahead.cls->Plan().fields) {
         __builtin_prefetch(static_cast<const char*>(ahead.ptr) + f.offset);
+      }
+    }
+  }
+  // A vector's elements sit elsewhere on the heap (a chest's inventory): asked for once the
+  // vector itself is in cache.
+  if (next_ + kElementsAhead < subjects_.size()) {
+    const Object ahead = subjects_[next_ + kElementsAhead].object;
+    if (ahead) {
+      for (const reflect::PlanField& f : ahead.cls->Plan().fields) {
+        const reflect::Type& type = f.type();
+        if (type.kind != reflect::Kind::kVector) continue;
+        void* vector = f.Address(ahead.ptr);
+        const std::size_t n = type.container->size(vector);
+        if (n == 0) continue;
+        __builtin_prefetch(type.container->element(vector, 0));
+        if (n > 1) __builtin_prefetch(type.container->element(vector, n - 1));
       }
     }
   }
