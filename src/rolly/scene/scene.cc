@@ -557,7 +557,10 @@ void Scene::ListPlayers(std::vector<world::PlayerView>* out) {
     world::PlayerView v;
     v.index = p.index;
     v.controller = ObjectOf(*registry_.FindClass<PlayerController>(), p.controller);
-    if (p.pawn) v.pawn = ObjectOf(*registry_.FindClass<Actor>(), p.pawn);
+    if (p.pawn) {
+      v.pawn = ObjectOf(*registry_.FindClass<Actor>(), p.pawn);
+      v.pawn_id = p.pawn->id;
+    }
     v.player_state = ObjectOf(*registry_.FindClass<PlayerState>(), p.player_state);
     out->push_back(v);
   }
@@ -578,11 +581,19 @@ void Scene::FindActors(std::span<const Guid> ids,
     for (std::size_t k = 0; k < ids.size(); ++k) found(k, nullptr);
     return;
   }
-  // A software pipeline: the table slot of ID k + kSlotAhead is asked into cache; ID k +
-  // kActorAhead (its slot in cache by then) is looked up and its actor asked into cache (what a
-  // view reads spans its first four lines); the list of components of actor k + kListAhead (in
-  // cache by then), and the components of actor k + kComponentsAhead, are asked too, as a load
-  // lists them; actor k is handed over. The actors looked up wait in a ring.
+  // A save lists actors in the order this scene visited them, which is the order `actors` holds
+  // them in once the map is opened again. So each ID is first matched against the actor at a
+  // cursor into `actors`, or one of the few after it (those between were destroyed, or not
+  // saved); the actors along the cursor are asked into cache kCursorAhead ahead. Only the others
+  // are looked up in the ID table, which puts the cursor after the actor found there.
+  //
+  // A software pipeline around that: while IDs miss the cursor, the table slot of ID k +
+  // kSlotAhead is asked into cache; ID k + kActorAhead is looked up and its actor asked into
+  // cache (what a view reads spans its first four lines); the list of components of actor k +
+  // kListAhead (in cache by then), and the components of actor k + kComponentsAhead, are asked
+  // too, as a load lists them; actor k is handed over. The actors looked up wait in a ring.
+  constexpr std::size_t kCursorWindow = 8;
+  constexpr std::size_t kCursorAhead = 24;
   constexpr std::size_t kSlotAhead = 16;
   constexpr std::size_t kActorAhead = 8;
   constexpr std::size_t kListAhead = 4;
@@ -591,8 +602,34 @@ void Scene::FindActors(std::span<const Guid> ids,
   static_assert(kActorAhead < kRing && kActorAhead < kSlotAhead);
   Actor* ring[kRing];
   const World& w = *world_;
+  const auto& actors = w.actors;
+  std::size_t cursor = 0;
+  std::size_t asked = 0;      // the actors along the cursor asked for: those before this
+  bool on_cursor = true;      // whether the last ID looked up was matched at the cursor
   auto lookup = [&](std::size_t k) {
-    Actor* a = w.Find(ids[k]);
+    for (; asked < std::min(cursor + kCursorAhead, actors.size()); ++asked) {
+      __builtin_prefetch(actors[asked].second.get());
+    }
+    Actor* a = nullptr;
+    const std::size_t end = std::min(cursor + kCursorWindow, actors.size());
+    for (std::size_t j = cursor; j < end; ++j) {
+      if (actors[j].second->id == ids[k]) {
+        a = actors[j].second.get();
+        cursor = j + 1;
+        break;
+      }
+    }
+    on_cursor = a != nullptr;
+    if (a == nullptr) {
+      if (const auto* entry = w.by_id.Find(ids[k])) {
+        a = entry->second;
+        const auto at =
+            std::lower_bound(actors.begin(), actors.end(), entry->first,
+                             [](const auto& e, std::uint64_t seq) { return e.first < seq; });
+        cursor = static_cast<std::size_t>(at - actors.begin()) + 1;
+        asked = std::max(asked, cursor);
+      }
+    }
     if (a != nullptr) {
       const char* at = reinterpret_cast<const char*>(a);
       for (int line = 0; line < 4; ++line) __builtin_prefetch(at + 64 * line);
@@ -600,11 +637,10 @@ void Scene::FindActors(std::span<const Guid> ids,
     ring[k % kRing] = a;
   };
   const std::size_t n = ids.size();
-  for (std::size_t k = 0; k < std::min(n, kSlotAhead); ++k) w.by_id.Prefetch(ids[k]);
   for (std::size_t k = 0; k < std::min(n, kActorAhead); ++k) lookup(k);
   world::ActorView view;
   for (std::size_t k = 0; k < n; ++k) {
-    if (k + kSlotAhead < n) w.by_id.Prefetch(ids[k + kSlotAhead]);
+    if (!on_cursor && k + kSlotAhead < n) w.by_id.Prefetch(ids[k + kSlotAhead]);
     if (k + kActorAhead < n) lookup(k + kActorAhead);
     if (k + kListAhead < n && ring[(k + kListAhead) % kRing] != nullptr) {
       const auto& list = ring[(k + kListAhead) % kRing]->components;

@@ -337,6 +337,31 @@ TEST_F(SceneTest, FindActorsAnswersAsFindActorDoes) {
   EXPECT_EQ(FindEach(*scene_, few, false), FindOneByOne(*scene_, few));
 }
 
+// FindActors matches IDs against its actors in their order first: IDs in that order with gaps
+// shorter and longer than its window, a run of absent IDs, destroyed actors, and the same IDs
+// backwards are all answered as FindActor answers them.
+TEST_F(SceneTest, FindActorsAnswersAsFindActorDoesInAnyOrder) {
+  scene_->AddMap("maps/sample.json", BuildSampleMap(300, 11));
+  ASSERT_OK(scene_->Start("maps/sample.json"));
+  std::vector<Guid> all;
+  for (const world::ActorView& a : Actors(Name("Persistent"))) all.push_back(a.id);
+  ASSERT_GT(all.size(), 200u);
+  scene_->DestroyActors({all[3], all[4], all[50]});
+  std::vector<Guid> ids;
+  std::size_t gap = 0;
+  for (std::size_t i = 0; i < all.size(); i += 1 + gap % 13, ++gap) {
+    ids.push_back(all[i]);
+    if (gap % 29 == 0) {
+      for (std::uint64_t absent = 0; absent < 20; ++absent) ids.push_back(Guid(9, absent + i));
+    }
+  }
+  ids.push_back(all[3]);
+  const FoundViews want = FindOneByOne(*scene_, ids);
+  EXPECT_EQ(FindEach(*scene_, ids, false), want);
+  std::reverse(ids.begin(), ids.end());
+  EXPECT_EQ(FindEach(*scene_, ids, false), FindOneByOne(*scene_, ids));
+}
+
 TEST_F(SceneTest, PlayersAreListedWithTheirPawnMarked) {
   ASSERT_OK(scene_->Start("maps/small.json"));
   std::vector<world::PlayerView> players;
@@ -351,6 +376,7 @@ TEST_F(SceneTest, PlayersAreListedWithTheirPawnMarked) {
     if (!a.player_pawn) continue;
     ++pawns;
     EXPECT_EQ(a.object.ptr, players[0].pawn.ptr);
+    EXPECT_EQ(a.id, players[0].pawn_id);
     EXPECT_TRUE(a.spawned);
   }
   EXPECT_EQ(pawns, 1);

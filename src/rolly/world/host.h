@@ -93,6 +93,9 @@ struct PlayerView {
   int index = 0;
   Object controller;
   Object pawn;
+  // The pawn's actor ID, as VisitActors and FindActor know it (none when there is no pawn). A
+  // load finds the pawn by it to keep its owner and attachment while setting its saved place.
+  Guid pawn_id;
   Object player_state;
 };
 

@@ -1260,11 +1260,13 @@ class World::Applier : public record::ObjectLinks {
       PlayerSection p = *DecodePlayer(section);
       Name saved = SavedClass(c.payload.tables(), c.payload.layout(i));
       Object found;
+      Guid pawn_id;
       for (const PlayerView& v : players) {
         if (static_cast<std::uint32_t>(v.index) != p.index) continue;
         found = p.part == PlayerPart::kController ? v.controller
                 : p.part == PlayerPart::kPawn     ? v.pawn
                                                   : v.player_state;
+        pawn_id = v.pawn_id;
       }
       if (!found) {
         Message("player " + std::to_string(p.index) + " " + saved.str() +
@@ -1278,20 +1280,15 @@ class World::Applier : public record::ObjectLinks {
       }
       Take(c, i, found, false);
       ByteView pawn_place;
-      if (p.part == PlayerPart::kPawn && c.payload.Find(i, kActorSection, &pawn_place)) {
-        // The pawn keeps its saved place; its ID is the host's.
-        std::vector<Name> levels = host_.Levels();
-        for (Name level : levels) {
-          host_.VisitActors(level, [&](const ActorView& v) {
-            if (v.object.ptr == found.ptr) {
-              Placement placed = PlacementOf(ActorOf(pawn_place));
-              placed.owner = v.owner;
-              placed.attach_parent = v.attach_parent;
-              placed.attach_socket = v.attach_socket;
-              placements_.push_back({v.id, placed});
-            }
-          });
-        }
+      ActorView v;
+      if (p.part == PlayerPart::kPawn && c.payload.Find(i, kActorSection, &pawn_place) &&
+          host_.FindActor(pawn_id, &v) && v.object.ptr == found.ptr) {
+        // The pawn takes its saved transform and keeps the owner and attachment it has now.
+        Placement placed = PlacementOf(ActorOf(pawn_place));
+        placed.owner = v.owner;
+        placed.attach_parent = v.attach_parent;
+        placed.attach_socket = v.attach_socket;
+        placements_.push_back({v.id, placed});
       }
     }
   }
