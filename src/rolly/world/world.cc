@@ -892,8 +892,14 @@ class World::Applier : public record::ObjectLinks {
     }
     for (std::size_t k = 0; k < targets_.size(); ++k) {
       if (k + 8 < targets_.size()) {
-        __builtin_prefetch(targets_[k + 8].object.ptr);
-        targets_[k + 8].chunk->payload.Prefetch(targets_[k + 8].record);
+        // The lines of the object 8 ahead its saved fields are in, and its record's first bytes.
+        const Target& ahead = targets_[k + 8];
+        const char* object = static_cast<const char*>(ahead.object.ptr);
+        __builtin_prefetch(object);
+        for (const reflect::PlanField& f : ahead.object.cls->Plan().fields) {
+          __builtin_prefetch(object + f.offset, 1);
+        }
+        ahead.chunk->payload.Prefetch(ahead.record);
       }
       const Target& t = targets_[k];
       if (!t.first_pass) ApplyOne(t);
