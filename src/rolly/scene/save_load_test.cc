@@ -761,21 +761,25 @@ TEST_F(SaveLoadTest, PlacedActorsDestroyedInPlayAreHeldDestroyedInWhateverOrderT
   // The capture matches the actors a host visits against the placed ones in the map's order,
   // with a few actors' look-ahead: a run of destroyed actors longer than that, scattered ones, and
   // a host visiting last to first must all give the same tombstones.
+  // (Reversed once the map is up: the world notes the placed actors in the order visited then.)
   class ReversedVisitScene : public Scene {
    public:
     using Scene::Scene;
     void VisitActors(Name level,
                      const std::function<void(const world::ActorView&)>& visit) override {
+      if (!reversed) return Scene::VisitActors(level, visit);
       std::vector<world::ActorView> views;
       Scene::VisitActors(level, [&](const world::ActorView& v) { views.push_back(v); });
       for (auto it = views.rbegin(); it != views.rend(); ++it) visit(*it);
     }
+    bool reversed = false;
   };
   ReversedVisitScene reversed(*registry_);
   store::Store store(backend_, workers_, mailbox_);
   game::SaveSystem reversed_saves(store, reversed, *registry_, mailbox_, workers_);
   reversed.AddMap(kMap, sample_map_);
   ASSERT_OK(reversed.Start(kMap));
+  reversed.reversed = true;
   auto a = NewGame();
   ASSERT_OK(a->scene.Start(kMap));
 
@@ -915,6 +919,40 @@ TEST_F(SaveLoadTest, PlayersComeBack) {
   EXPECT_EQ(ps2->score, ps->score);
   EXPECT_EQ(ps2->gold, ps->gold);
   EXPECT_NE(ps->score, 0);
+}
+
+TEST_F(SaveLoadTest, APawnWhoseIdTheHostLeavesOutStillTakesItsSavedPlace) {
+  // A host that names no pawn ID: the load finds the pawn among the actors.
+  class NoPawnIdScene : public Scene {
+   public:
+    using Scene::Scene;
+    void ListPlayers(std::vector<world::PlayerView>* out) override {
+      Scene::ListPlayers(out);
+      for (world::PlayerView& p : *out) p.pawn_id = Guid();
+    }
+  };
+  auto a = PlayedGame(20, 4);
+  auto* pawn = dynamic_cast<SamplePawn*>(a->scene.players().front().pawn);
+  ASSERT_NE(pawn, nullptr);
+  pawn->transform.translation = {3, -4, 5};
+  pawn->transform.rotation = {0, 0, 0.6, 0.8};
+  ASSERT_OK(SaveNow(*a, "np"));
+
+  NoPawnIdScene scene(*registry_);
+  store::Store store(backend_, workers_, mailbox_);
+  game::SaveSystem saves(store, scene, *registry_, mailbox_, workers_);
+  scene.AddMap(kMap, sample_map_);
+  ASSERT_OK(scene.Start(kMap));
+  std::optional<Result<LoadOutcome>> got;
+  saves.Load("np", {.map = MapChoice::kKeepCurrentMap},
+             [&](Result<LoadOutcome> r) { got.emplace(std::move(r)); });
+  ASSERT_OK(saves.Flush(Deadline()));
+  ASSERT_TRUE(got.has_value());
+  ASSERT_OK(got->status());
+  auto* pawn2 = dynamic_cast<SamplePawn*>(scene.players().front().pawn);
+  ASSERT_NE(pawn2, nullptr);
+  EXPECT_EQ(pawn2->transform.translation, pawn->transform.translation);
+  EXPECT_EQ(pawn2->transform.rotation, pawn->transform.rotation);
 }
 
 TEST_F(SaveLoadTest, ReferencesBetweenCharactersResolve) {

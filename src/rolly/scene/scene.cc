@@ -604,8 +604,8 @@ void Scene::FindActors(std::span<const Guid> ids,
   const World& w = *world_;
   const auto& actors = w.actors;
   std::size_t cursor = 0;
-  std::size_t asked = 0;      // the actors along the cursor asked for: those before this
-  bool on_cursor = true;      // whether the last ID looked up was matched at the cursor
+  std::size_t asked = 0;  // the actors along the cursor asked for: those before this
+  bool on_cursor = true;  // whether the last ID looked up was matched at the cursor
   auto lookup = [&](std::size_t k) {
     for (; asked < std::min(cursor + kCursorAhead, actors.size()); ++asked) {
       __builtin_prefetch(actors[asked].second.get());

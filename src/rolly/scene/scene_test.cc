@@ -347,7 +347,11 @@ TEST_F(SceneTest, FindActorsAnswersAsFindActorDoesInAnyOrder) {
   for (const world::ActorView& a : Actors(Name("Persistent"))) all.push_back(a.id);
   ASSERT_GT(all.size(), 200u);
   scene_->DestroyActors({all[3], all[4], all[50]});
-  std::vector<Guid> ids;
+  // An actor between BeginSpawn and FinishSpawn is there too.
+  const reflect::ClassInfo* crate = registry_.FindClass(Name("Crate"));
+  ASSERT_NE(crate, nullptr);
+  ASSERT_OK(scene_->BeginSpawn(Name(), *crate, Guid(5, 5), {}).status());
+  std::vector<Guid> ids = {Guid(5, 5)};
   std::size_t gap = 0;
   for (std::size_t i = 0; i < all.size(); i += 1 + gap % 13, ++gap) {
     ids.push_back(all[i]);
@@ -356,7 +360,9 @@ TEST_F(SceneTest, FindActorsAnswersAsFindActorDoesInAnyOrder) {
     }
   }
   ids.push_back(all[3]);
+  ids.push_back(Guid(5, 5));
   const FoundViews want = FindOneByOne(*scene_, ids);
+  EXPECT_TRUE(want.front().has_value());
   EXPECT_EQ(FindEach(*scene_, ids, false), want);
   std::reverse(ids.begin(), ids.end());
   EXPECT_EQ(FindEach(*scene_, ids, false), FindOneByOne(*scene_, ids));

@@ -94,7 +94,8 @@ struct PlayerView {
   Object controller;
   Object pawn;
   // The pawn's actor ID, as VisitActors and FindActor know it (none when there is no pawn). A
-  // load finds the pawn by it to keep its owner and attachment while setting its saved place.
+  // load finds the pawn by it to keep its owner and attachment while setting its saved place;
+  // left none with a pawn there, the load visits every actor to find the pawn instead.
   Guid pawn_id;
   Object player_state;
 };
@@ -135,6 +136,8 @@ class Host {
   // list: a save of 100,000 actors then never holds 100,000 views at once.
   virtual void VisitActors(Name level, const std::function<void(const ActorView&)>& visit) = 0;
   virtual void ListComponents(const ActorView& actor, std::vector<ComponentView>* out) = 0;
+  // Each local player, with its pawn's actor ID when it has a pawn (a load finds the pawn by it;
+  // a host that leaves it none makes the load visit every actor to find the pawn).
   virtual void ListPlayers(std::vector<PlayerView>* out) = 0;
   // The actor with `id`, if the world has it; false otherwise.
   virtual bool FindActor(Guid id, ActorView* out) = 0;

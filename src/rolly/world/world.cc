@@ -892,11 +892,15 @@ class World::Applier : public record::ObjectLinks {
     }
     for (std::size_t k = 0; k < targets_.size(); ++k) {
       if (k + 8 < targets_.size()) {
-        // The lines of the object 8 ahead its saved fields are in, and its record's first bytes.
+        // For the target 8 ahead: the lines its saved fields sit in, and its record's first
+        // bytes.
         const Target& ahead = targets_[k + 8];
         const char* object = static_cast<const char*>(ahead.object.ptr);
         __builtin_prefetch(object);
+        std::uint32_t line = 0;  // the last line asked for, from the object's start
         for (const reflect::PlanField& f : ahead.object.cls->Plan().fields) {
+          if (f.offset / 64 == line) continue;
+          line = f.offset / 64;
           __builtin_prefetch(object + f.offset, 1);
         }
         ahead.chunk->payload.Prefetch(ahead.record);
@@ -1286,15 +1290,23 @@ class World::Applier : public record::ObjectLinks {
       }
       Take(c, i, found, false);
       ByteView pawn_place;
-      ActorView v;
-      if (p.part == PlayerPart::kPawn && c.payload.Find(i, kActorSection, &pawn_place) &&
-          host_.FindActor(pawn_id, &v) && v.object.ptr == found.ptr) {
+      if (p.part == PlayerPart::kPawn && c.payload.Find(i, kActorSection, &pawn_place)) {
         // The pawn takes its saved transform and keeps the owner and attachment it has now.
-        Placement placed = PlacementOf(ActorOf(pawn_place));
-        placed.owner = v.owner;
-        placed.attach_parent = v.attach_parent;
-        placed.attach_socket = v.attach_socket;
-        placements_.push_back({v.id, placed});
+        auto place = [&](const ActorView& v) {
+          if (v.object.ptr != found.ptr) return;
+          Placement placed = PlacementOf(ActorOf(pawn_place));
+          placed.owner = v.owner;
+          placed.attach_parent = v.attach_parent;
+          placed.attach_socket = v.attach_socket;
+          placements_.push_back({v.id, placed});
+        };
+        ActorView v;
+        if (!pawn_id.is_none()) {
+          if (host_.FindActor(pawn_id, &v)) place(v);
+        } else {
+          // A host that does not name the pawn's ID: found among every level's actors.
+          for (Name level : host_.Levels()) host_.VisitActors(level, place);
+        }
       }
     }
   }
