@@ -395,13 +395,18 @@ Result<SaveOutcome> SaveNow(Game& g, std::string_view slot) {
   return std::move(*got);
 }
 
-Result<LoadOutcome> LoadNow(Game& g, std::string_view slot,
+Result<LoadOutcome> LoadNow(game::SaveSystem& saves, std::string_view slot,
                             MapChoice map = MapChoice::kOpenSavedMap) {
   std::optional<Result<LoadOutcome>> got;
-  g.saves.Load(slot, {.map = map}, [&](Result<LoadOutcome> r) { got.emplace(std::move(r)); });
-  Status flushed = g.saves.Flush(Deadline());
+  saves.Load(slot, {.map = map}, [&](Result<LoadOutcome> r) { got.emplace(std::move(r)); });
+  Status flushed = saves.Flush(Deadline());
   if (!got) return flushed.ok() ? BlockedError("the load never called back") : flushed;
   return std::move(*got);
+}
+
+Result<LoadOutcome> LoadNow(Game& g, std::string_view slot,
+                            MapChoice map = MapChoice::kOpenSavedMap) {
+  return LoadNow(g.saves, slot, map);
 }
 
 Result<std::vector<world::WorldChunk>> Capture(Game& g) {
@@ -943,12 +948,7 @@ TEST_F(SaveLoadTest, APawnWhoseIdTheHostLeavesOutStillTakesItsSavedPlace) {
   game::SaveSystem saves(store, scene, *registry_, mailbox_, workers_);
   scene.AddMap(kMap, sample_map_);
   ASSERT_OK(scene.Start(kMap));
-  std::optional<Result<LoadOutcome>> got;
-  saves.Load("np", {.map = MapChoice::kKeepCurrentMap},
-             [&](Result<LoadOutcome> r) { got.emplace(std::move(r)); });
-  ASSERT_OK(saves.Flush(Deadline()));
-  ASSERT_TRUE(got.has_value());
-  ASSERT_OK(got->status());
+  ASSERT_OK(LoadNow(saves, "np", MapChoice::kKeepCurrentMap));
   auto* pawn2 = dynamic_cast<SamplePawn*>(scene.players().front().pawn);
   ASSERT_NE(pawn2, nullptr);
   EXPECT_EQ(pawn2->transform.translation, pawn->transform.translation);
@@ -1180,14 +1180,9 @@ TEST_F(SaveLoadTest, AHostAnsweringFindActorsOutOfOrderCostsOnlyThoseActors) {
   game::SaveSystem saves(store, scene, *registry_, mailbox_, workers_);
   scene.AddMap(kSmallMap, SmallMap());
   ASSERT_OK(scene.Start(kSmallMap));
-  std::optional<Result<LoadOutcome>> got;
-  saves.Load("r", {.map = MapChoice::kKeepCurrentMap},
-             [&](Result<LoadOutcome> r) { got.emplace(std::move(r)); });
-  ASSERT_OK(saves.Flush(Deadline()));
-  ASSERT_TRUE(got.has_value());
-  ASSERT_OK(got->status());
-  EXPECT_THAT(Lines((*got)->report.messages), HasSubstr("FindActors answered 1 of"));
-  EXPECT_GE((*got)->report.kept, 1u);
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(saves, "r", MapChoice::kKeepCurrentMap));
+  EXPECT_THAT(Lines(out.report.messages), HasSubstr("FindActors answered 1 of"));
+  EXPECT_GE(out.report.kept, 1u);
 }
 
 TEST_F(SaveLoadTest, RecordsOfAbsentObjectsAreKeptAndWrittenBack) {
