@@ -401,8 +401,9 @@ Status Applier::ReadReference(ByteReader& in, const Type& live, void* field, con
     return OkStatus();
   }
   Guid id;
+  std::uint64_t record = 0;  // the record it was saved as, when saved by record index
   if (u % 2 == 1) {
-    std::uint64_t record = (u - 1) / 2;
+    record = (u - 1) / 2;
     if (record == 0 || record > records_.size()) return Truncated();
     id = records_.subject(record);
   } else {
@@ -410,8 +411,12 @@ Status Applier::ReadReference(ByteReader& in, const Type& live, void* field, con
     if (ref >= tables_.refs().size()) return Truncated();
     id = tables_.refs()[ref];
   }
-  void* target = links_ != nullptr && !id.is_none() ? links_->Resolve(id, *live.class_info)
-                                                     : nullptr;
+  void* target = nullptr;
+  if (links_ != nullptr && !id.is_none()) {
+    target = record != 0
+                 ? links_->ResolveRecord(static_cast<std::size_t>(record), id, *live.class_info)
+                 : links_->Resolve(id, *live.class_info);
+  }
   if (target == nullptr) {
     Message("field " + PathText(path) + ": the " + live.class_info->name().str() + " saved as " +
             id.ToString() + " was not found: left as it was");

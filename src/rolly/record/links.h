@@ -8,12 +8,16 @@
 //     its subject ID (kept once per chunk in the refs table), one not saved nothing (the reference
 //     saves as null).
 //   - Resolve, at apply: the live object saved under a subject ID, as the reference's class.
+//     ResolveRecord is asked instead for a reference saved by record index, so a game that keeps
+//     the objects of the chunk being applied by record index finds them without a look-up by ID
+//     (by default it is Resolve).
 //
 // Thread rules: called on the thread that captures or applies, during the call only.
 
 #ifndef ROLLY_RECORD_LINKS_H_
 #define ROLLY_RECORD_LINKS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 
@@ -39,6 +43,12 @@ class ObjectLinks {
   // The live object saved as `id`, as class `cls` (upcast), or null when there is none or it is
   // not a `cls` (the reference is then left as it was and a message names it).
   virtual void* Resolve(Guid id, const reflect::ClassInfo& cls) = 0;
+  // The same for a reference saved as record `record` (1 or more) of the chunk being applied,
+  // whose subject is `id`.
+  virtual void* ResolveRecord(std::size_t record, Guid id, const reflect::ClassInfo& cls) {
+    (void)record;
+    return Resolve(id, cls);
+  }
 };
 
 }  // namespace rolly::record

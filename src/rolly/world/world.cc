@@ -909,7 +909,7 @@ class World::Applier : public record::ObjectLinks {
       if (!t.first_pass) ApplyOne(t);
     }
     for (const auto& [id, placement] : placements_) host_.Place(id, placement);
-    for (auto& [chunk, applier] : appliers_) applier->RunLoadedHooks();
+    for (auto& [chunk, apply] : appliers_) apply.applier->RunLoadedHooks();
     return OkStatus();
   }
 
@@ -1311,10 +1311,46 @@ class World::Applier : public record::ObjectLinks {
     }
   }
 
+  // The links of one chunk's apply: references by subject ID go to Resolve; those by record
+  // index to the object taken for that record of the chunk, when one was.
+  class ChunkLinks : public record::ObjectLinks {
+   public:
+    ChunkLinks(Applier& owner, const LoadedGame::Chunk& chunk) : owner_(owner), chunk_(chunk) {}
+    std::optional<record::LinkTarget> Locate(const reflect::ClassInfo&, const void*) override {
+      return std::nullopt;
+    }
+    void* Resolve(Guid id, const reflect::ClassInfo& cls) override {
+      return owner_.Resolve(id, cls);
+    }
+    void* ResolveRecord(std::size_t record, Guid id, const reflect::ClassInfo& cls) override {
+      if (!made_) {
+        // Made the first time it is asked for, once every target is known, in one pass.
+        made_ = true;
+        by_record_.resize(chunk_.payload.size());
+        for (const Target& t : owner_.targets_) {
+          if (t.chunk == &chunk_) by_record_[t.record] = t.object;
+        }
+      }
+      const Object o = record - 1 < by_record_.size() ? by_record_[record - 1] : Object();
+      if (!o) return owner_.Resolve(id, cls);  // a record not taken: found by its subject
+      return reflect::TypeRegistry::Upcast(*o.cls, o.ptr, cls);
+    }
+
+   private:
+    Applier& owner_;
+    const LoadedGame::Chunk& chunk_;
+    // Each record's object (record i + 1 of the payload at i), none where no target took it.
+    std::vector<Object> by_record_;
+    bool made_ = false;
+  };
+
   record::Applier& ApplierFor(const LoadedGame::Chunk* c) {
     auto& slot = appliers_[c];
-    if (!slot) slot = std::make_unique<record::Applier>(registry_, c->payload, this);
-    return *slot;
+    if (!slot.applier) {
+      slot.links = std::make_unique<ChunkLinks>(*this, *c);
+      slot.applier = std::make_unique<record::Applier>(registry_, c->payload, slot.links.get());
+    }
+    return *slot.applier;
   }
 
   void ApplyOne(const Target& t) {
@@ -1351,7 +1387,11 @@ class World::Applier : public record::ObjectLinks {
   bool objects_made_ = false;
   std::size_t found_targets_ = 0;
   std::vector<Guid> dropped_;
-  std::map<const LoadedGame::Chunk*, std::unique_ptr<record::Applier>> appliers_;
+  struct ChunkApply {
+    std::unique_ptr<ChunkLinks> links;
+    std::unique_ptr<record::Applier> applier;
+  };
+  std::map<const LoadedGame::Chunk*, ChunkApply> appliers_;
   // The components of actor `listed_for_` (none: no list held).
   Guid listed_for_;
   std::vector<ComponentView> components_;
