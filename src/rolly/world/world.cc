@@ -820,7 +820,7 @@ struct World::WaitingComponent {
 };
 
 // One apply of a checked save: targets found, spawns, two passes of values, placements, hooks.
-class World::Applier : public record::ObjectLinks {
+class World::Applier {
  public:
   // `only_level`: apply only the world records of that level's actors (a streamed level just
   // added); none: the whole save.
@@ -833,11 +833,8 @@ class World::Applier : public record::ObjectLinks {
         report_(report),
         only_level_(only_level) {}
 
-  std::optional<record::LinkTarget> Locate(const reflect::ClassInfo&, const void*) override {
-    return std::nullopt;  // an apply only resolves
-  }
-
-  void* Resolve(Guid id, const reflect::ClassInfo& cls) override {
+  // The live object saved as `id`, as `cls` (ObjectLinks::Resolve for every chunk's apply).
+  void* Resolve(Guid id, const reflect::ClassInfo& cls) {
     Object o;
     if (const Object* found = Objects().Find(id)) {
       o = *found;
@@ -1317,7 +1314,7 @@ class World::Applier : public record::ObjectLinks {
    public:
     ChunkLinks(Applier& owner, const LoadedGame::Chunk& chunk) : owner_(owner), chunk_(chunk) {}
     std::optional<record::LinkTarget> Locate(const reflect::ClassInfo&, const void*) override {
-      return std::nullopt;
+      return std::nullopt;  // an apply only resolves
     }
     void* Resolve(Guid id, const reflect::ClassInfo& cls) override {
       return owner_.Resolve(id, cls);
