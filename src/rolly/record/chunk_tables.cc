@@ -1,6 +1,7 @@
 #include "rolly/record/chunk_tables.h"
 
 #include <algorithm>
+#include <iterator>
 #include <string>
 #include <utility>
 
@@ -63,6 +64,7 @@ void ChunkTables::Rollback(const Mark& mark) {
     EraseFrom(live_type_index_[1], mark.types);
   }
   if (layouts_.size() > mark.layouts) {
+    for (auto& hits : layout_hits_) std::fill(std::begin(hits), std::end(hits), LayoutHit{});
     layouts_.resize(mark.layouts);
     EraseFrom(layout_content_, mark.layouts);
     EraseFrom(layout_index_[0], mark.layouts);
@@ -228,9 +230,14 @@ Result<std::uint32_t> ChunkTables::AddLiveType(const reflect::Type& type, int de
 }
 
 Result<std::uint32_t> ChunkTables::AddLayout(const reflect::ClassInfo& cls, bool whole) {
+  LayoutHit& hit = layout_hits_[whole ? 1 : 0][LayoutHitSlot(cls)];
+  if (hit.cls == &cls) return hit.index;
   auto& index_of = layout_index_[whole ? 1 : 0];
   auto it = index_of.find(&cls);
-  if (it != index_of.end()) return it->second;
+  if (it != index_of.end()) {
+    hit = {&cls, it->second};
+    return it->second;
+  }
   const reflect::ClassPlan& plan = whole ? cls.WholePlan() : cls.Plan();
   if (plan.fields.size() > kMaxLayoutFields) {
     return InvalidDataError("class " + cls.name().str() + " has more than 4,096 saved fields");
@@ -260,6 +267,7 @@ Result<std::uint32_t> ChunkTables::AddLayout(const reflect::ClassInfo& cls, bool
     layout.fields.push_back({*field_name, *field_type});
   }
   SetLayout(index, std::move(layout));
+  layout_hits_[whole ? 1 : 0][LayoutHitSlot(cls)] = {&cls, index};
   return index;
 }
 

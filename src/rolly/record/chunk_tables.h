@@ -206,6 +206,17 @@ class ChunkTables {
       type_index_;
   std::unordered_map<const reflect::Type*, std::uint32_t> live_type_index_[2];
   std::unordered_map<const reflect::ClassInfo*, std::uint32_t> layout_index_[2];
+  // The last layouts AddLayout answered, by class address: a capture asks for one class's layout
+  // per record, mostly of a few classes in turn. Emptied by Rollback.
+  struct LayoutHit {
+    const reflect::ClassInfo* cls = nullptr;
+    std::uint32_t index = 0;
+  };
+  static constexpr std::size_t kLayoutHits = 8;
+  LayoutHit layout_hits_[2][kLayoutHits] = {};
+  static std::size_t LayoutHitSlot(const reflect::ClassInfo& cls) {
+    return (reinterpret_cast<std::uintptr_t>(&cls) >> 4) % kLayoutHits;
+  }
 };
 
 // Reads the TABLES record (its kind byte included). Damaged for bytes not in the one form or past
