@@ -66,23 +66,11 @@ bool ByteReader::SlowVarint(std::uint64_t* v) {
   return Fail();
 }
 
-bool ByteReader::VarintAtMost(std::uint64_t max, std::uint64_t* v) {
-  if (!Varint(v)) return false;
-  if (*v > max) return Fail();
-  return true;
-}
-
 bool ByteReader::SignedVarint(std::int64_t* v) {
   std::uint64_t u;
   if (!Varint(&u)) return false;
   *v = ZigZagDecode(u);
   return true;
-}
-
-bool ByteReader::LengthPrefixed(std::size_t max_size, ByteView* out) {
-  std::uint64_t n;
-  if (!VarintAtMost(max_size, &n)) return false;
-  return Raw(static_cast<std::size_t>(n), out);
 }
 
 bool ByteReader::LengthPrefixed(std::size_t max_size, std::string_view* out) {

@@ -266,7 +266,11 @@ class ByteReader {
     return SlowVarint(v);
   }
   // A varint that must be at most `max`.
-  bool VarintAtMost(std::uint64_t max, std::uint64_t* v);
+  bool VarintAtMost(std::uint64_t max, std::uint64_t* v) {
+    if (!Varint(v)) return false;
+    if (*v > max) return Fail();
+    return true;
+  }
   bool SignedVarint(std::int64_t* v);
   // The next `n` bytes, as a view into the reader's bytes.
   bool Raw(std::size_t n, ByteView* out) {
@@ -276,7 +280,11 @@ class ByteReader {
     return true;
   }
   // A varint length of at most `max_size`, then that many bytes, viewed.
-  bool LengthPrefixed(std::size_t max_size, ByteView* out);
+  bool LengthPrefixed(std::size_t max_size, ByteView* out) {
+    std::uint64_t n;
+    if (!VarintAtMost(max_size, &n)) return false;
+    return Raw(static_cast<std::size_t>(n), out);
+  }
   bool LengthPrefixed(std::size_t max_size, std::string_view* out);
   bool Skip(std::size_t n) {
     ByteView ignored;

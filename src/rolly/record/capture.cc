@@ -419,24 +419,37 @@ std::size_t HeaderSize(std::uint32_t layout, const Parts& parts) {
   return size;
 }
 
-// A record's kind, subject, layout and sections other than PROP (HeaderSize bytes).
-void WriteHeader(ByteSink& w, RecordKind kind, Guid subject, std::uint32_t layout,
-                 const Parts& parts) {
-  w.U8(static_cast<std::uint8_t>(kind));
-  w.U64(subject.high());
-  w.U64(subject.low());
-  w.Varint(layout);
-  w.Varint((parts.has_inln ? 1 : 0) + (parts.has_extra ? 1 : 0) + parts.more.count);
-  if (parts.has_inln) {
-    w.Raw(std::string_view(kOwnedSection.data(), 4));
-    w.LengthPrefixed(parts.inln.view());
+// Helpers of WriteHeader: each writes at `p`, into room made before, and returns the end.
+std::uint8_t* PutVarint(std::uint8_t* p, std::uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<std::uint8_t>(v | 0x80);
+    v >>= 7;
   }
-  if (parts.has_extra) {
-    w.Raw(std::string_view(kExtraSection.data(), 4));
-    w.LengthPrefixed(std::string_view(parts.extra));
-  }
-  w.Raw(parts.more.bytes);
-  // PROP follows, the rest of the record.
+  *p++ = static_cast<std::uint8_t>(v);
+  return p;
+}
+std::uint8_t* PutRaw(std::uint8_t* p, ByteView bytes) {
+  if (!bytes.empty()) std::memcpy(p, bytes.data(), bytes.size());
+  return p + bytes.size();
+}
+std::uint8_t* PutSection(std::uint8_t* p, SectionId id, ByteView bytes) {
+  std::memcpy(p, id.data(), 4);
+  return PutRaw(PutVarint(p + 4, bytes.size()), bytes);
+}
+
+// A record's kind, subject, layout and sections other than PROP: HeaderSize bytes at `p`, written
+// in place (a record is written once per subject, so without a size check per value). Returns
+// the end, where PROP follows.
+std::uint8_t* WriteHeader(std::uint8_t* p, RecordKind kind, Guid subject, std::uint32_t layout,
+                          const Parts& parts) {
+  *p++ = static_cast<std::uint8_t>(kind);
+  StoreLE(p, subject.high());
+  StoreLE(p + 8, subject.low());
+  p = PutVarint(p + 16, layout);
+  p = PutVarint(p, (parts.has_inln ? 1 : 0) + (parts.has_extra ? 1 : 0) + parts.more.count);
+  if (parts.has_inln) p = PutSection(p, kOwnedSection, parts.inln.view());
+  if (parts.has_extra) p = PutSection(p, kExtraSection, AsBytes(std::string_view(parts.extra)));
+  return PutRaw(p, parts.more.bytes);
 }
 
 Record ToRecord(RecordKind kind, Guid subject, std::uint32_t layout, const Parts& parts) {
@@ -630,10 +643,10 @@ Result<std::uint32_t> Capturer::Capture(const reflect::ClassInfo& cls, void* obj
   // Written straight into the chunk: the record's size first, so the head's is worked out.
   const std::size_t head = HeaderSize(layout, parts);
   ByteSink& out = chunk_->BeginRecord(head + scratch_.size());
-  [[maybe_unused]] const std::size_t begun = out.size();
-  WriteHeader(out, kind, subject, layout, parts);
-  out.Raw(scratch_.view());
-  assert(out.size() - begun == head + scratch_.size());
+  std::uint8_t* const begun = out.Extend(head + scratch_.size());
+  std::uint8_t* const prop = WriteHeader(begun, kind, subject, layout, parts);
+  assert(prop == begun + head);
+  PutRaw(prop, scratch_.view());
   const std::size_t before = captured_.size();
   for (auto it = owned.rbegin(); it != owned.rend(); ++it) {
     if (it->cls->Plan().saved) captured_.push_back(*it);
