@@ -215,7 +215,10 @@ class ChunkTables {
   static constexpr std::size_t kLayoutHits = 8;
   LayoutHit layout_hits_[2][kLayoutHits] = {};
   static std::size_t LayoutHitSlot(const reflect::ClassInfo& cls) {
-    return (reinterpret_cast<std::uintptr_t>(&cls) >> 4) % kLayoutHits;
+    // The address's bits mixed into the top three (class records often sit at a fixed stride).
+    static_assert(kLayoutHits == 8);
+    const auto address = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&cls));
+    return static_cast<std::size_t>((address * 0x9E3779B97F4A7C15ull) >> 61);
   }
 };
 
