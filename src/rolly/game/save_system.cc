@@ -13,6 +13,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Where a check hands half of a large chunk's records: another of the workers. (The worker
+// checking takes the half back itself when none is free, so a busy pool makes it wait on no one.)
+record::CheckedPayload::Post PostTo(WorkerPool& workers) {
+  return [&workers](std::function<void()> task) { workers.Post(std::move(task)); };
+}
+
 constexpr std::size_t kMaxSlotName = 1024;
 // This library's version as a header holds it: major << 16 | minor << 8 | patch (the CMake
 // project's version, given by src/rolly/CMakeLists.txt).
@@ -190,7 +196,8 @@ void SaveSystem::Save(std::string_view slot, const SaveOptions& options, SaveCal
                 // Decoding it again runs on a worker.
                 ++*worker_jobs_;
                 workers_.Post([this, saved, memory_mark, alive]() {
-                  auto game = world::LoadedGame::Check(std::move(*saved), registry_);
+                  auto game =
+                      world::LoadedGame::Check(std::move(*saved), registry_, PostTo(workers_));
                   mailbox_.Post([this, game = std::move(game), memory_mark, alive]() mutable {
                     auto token = alive.lock();
                     if (!token) return;
@@ -267,7 +274,7 @@ void SaveSystem::Load(std::string_view slot, const LoadOptions& options, LoadCal
         w.payload = c.TakeData();
         chunks.push_back(std::move(w));
       }
-      auto game = world::LoadedGame::Check(std::move(chunks), registry_);
+      auto game = world::LoadedGame::Check(std::move(chunks), registry_, PostTo(workers_));
       mailbox_.Post([this, state, file, game = std::move(game), alive]() mutable {
         auto token = alive.lock();
         if (!token) return;

@@ -1,7 +1,11 @@
 #include "rolly/record/record_codec.h"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -778,6 +782,136 @@ Result<CheckedPayload> CheckedPayload::Check(Bytes bytes, FileBudget* budget,
   if (budget != nullptr) *budget = local;
   out.bytes_ = std::move(bytes);
   return out;
+}
+
+Result<CheckedPayload> CheckedPayload::Check(Bytes bytes, FileBudget* budget,
+                                             const SectionCheck& sections, const Post& post,
+                                             std::size_t split_bytes) {
+  if (post && bytes.size() >= split_bytes) {
+    CheckedPayload out;
+    if (CheckSplit(bytes, budget, sections, post, &out)) {
+      out.bytes_ = std::move(bytes);  // the spans' offsets stay valid: the buffer moves whole
+      return out;
+    }
+  }
+  return Check(std::move(bytes), budget, sections);
+}
+
+Status CheckedPayload::CheckRange(ByteReader& in, std::uint64_t from, std::uint64_t to,
+                                  std::uint64_t count, const ChunkTables& tables,
+                                  FileBudget* budget, const SectionCheck& sections,
+                                  const std::uint8_t* base, std::vector<Span>* spans) {
+  RecordView v;
+  ByteView record;
+  for (std::uint64_t i = from; i < to; ++i) {
+    if (!ReadSized(in, &record) || record.empty()) {
+      return DamagedError("record " + std::to_string(i) + ": truncated");
+    }
+    ROLLY_RETURN_IF_ERROR(ViewRecordBytes(record, i, tables, &v));
+    if (!IsKnownObjectKind(v.kind)) {
+      spans->push_back({static_cast<std::uint64_t>(record.data() - base),
+                        static_cast<std::uint32_t>(record.size()), 0, v.kind, Guid()});
+      continue;
+    }
+    ROLLY_RETURN_IF_ERROR(CheckViewed(tables, v, i, count, budget));
+    for (std::size_t k = 0; k < sections.ids.size() && v.others > 0; ++k) {
+      for (std::size_t s = 0; s < v.others; ++s) {
+        if (SameSection(v.ids[s], sections.ids[k])) {
+          ROLLY_RETURN_IF_ERROR(sections.check(i, k, v.bodies[s]));
+          break;
+        }
+      }
+    }
+    spans->push_back({static_cast<std::uint64_t>(record.data() - base),
+                      static_cast<std::uint32_t>(record.size()), v.layout, v.kind, v.subject});
+  }
+  return OkStatus();
+}
+
+bool CheckedPayload::CheckSplit(const Bytes& bytes, FileBudget* budget,
+                                const SectionCheck& sections, const Post& post,
+                                CheckedPayload* out) {
+  ByteReader in(bytes);
+  std::uint64_t count = 0;
+  ByteView record;
+  if (!in.VarintAtMost(std::min<std::uint64_t>(kMaxRecords, in.remaining()), &count) ||
+      count < 3 || !in.LengthPrefixed(in.remaining(), &record) || record.empty()) {
+    return false;
+  }
+  Result<ChunkTables> tables = DecodeTables(record);
+  if (!tables.ok()) return false;
+  FileBudget first = budget ? *budget : FileBudget{};
+  if (!ChargeTables(*tables, &first).ok()) return false;
+  // The second half starts at record `mid`: the sizes of the records before it are walked to
+  // find where (a varint each, a small part of checking them).
+  const std::uint64_t mid = 1 + (count - 1) / 2;
+  ByteReader at_mid = in;
+  for (std::uint64_t i = 1; i < mid; ++i) {
+    if (!ReadSized(at_mid, &record)) return false;
+  }
+  const std::size_t split_at = at_mid.position();
+
+  // The second half's check, run by whichever thread claims it first. The task handed to `post`
+  // may run after this function returned (when the caller claimed it): it then touches nothing
+  // but `second`, which it holds.
+  struct Second {
+    std::atomic<bool> claimed{false};
+    std::mutex mutex;
+    std::condition_variable done_cv;
+    bool done = false;
+  };
+  auto second = std::make_shared<Second>();
+  FileBudget second_budget;
+  std::vector<Span> second_spans;
+  second_spans.reserve(count - mid);
+  Status second_status;
+  auto check_second = [&] {
+    ByteReader rest = at_mid;
+    second_status = CheckRange(rest, mid, count, count, *tables, &second_budget, sections,
+                               bytes.data(), &second_spans);
+    if (second_status.ok() && !(rest.ok() && rest.empty())) {
+      second_status = DamagedError("payload: bytes after the last record");
+    }
+  };
+  std::function<void()> job = check_second;
+  post([second, job = &job] {
+    if (second->claimed.exchange(true)) return;
+    (*job)();
+    {
+      std::lock_guard lock(second->mutex);
+      second->done = true;
+    }
+    second->done_cv.notify_all();
+  });
+
+  std::vector<Span> spans;
+  spans.reserve(count - 1);
+  Status first_status = CheckRange(in, 1, mid, count, *tables, &first, sections, bytes.data(),
+                                   &spans);
+  if (first_status.ok() && in.position() != split_at) first_status = DamagedError("split");
+  if (!second->claimed.exchange(true)) {
+    check_second();
+  } else {
+    std::unique_lock lock(second->mutex);
+    second->done_cv.wait(lock, [&] { return second->done; });
+  }
+  if (!first_status.ok() || !second_status.ok()) return false;
+  // Each bound is on a running total that only grows, so the halves' sum within it is the check
+  // in order passing it.
+  const FileBudget total{first.owned + second_budget.owned,
+                         first.bag_layouts + second_budget.bag_layouts,
+                         first.bag_bytes + second_budget.bag_bytes,
+                         first.text_display + second_budget.text_display};
+  if (total.owned > FileBudget::kMaxOwned || total.bag_layouts > FileBudget::kMaxBagLayouts ||
+      total.bag_bytes > FileBudget::kMaxBagBytes ||
+      total.text_display > FileBudget::kMaxTextDisplay) {
+    return false;
+  }
+  spans.insert(spans.end(), second_spans.begin(), second_spans.end());
+  out->tables_ = *std::move(tables);
+  out->spans_ = std::move(spans);
+  if (budget != nullptr) *budget = total;
+  return true;
 }
 
 bool CheckedPayload::Find(std::size_t i, SectionId id, ByteView* out) const {

@@ -152,6 +152,20 @@ class CheckedPayload {
   static Result<CheckedPayload> Check(Bytes bytes, FileBudget* budget,
                                       const SectionCheck& sections);
 
+  // Somewhere to run a task on another thread: queues `task` to run once (a worker pool's Post).
+  using Post = std::function<void(std::function<void()>)>;
+  // The smallest payload the check below splits.
+  static constexpr std::size_t kSplitBytes = std::size_t{1} << 20;
+  // Check with `sections`, on two threads: for a payload of at least `split_bytes` bytes, the
+  // second half of its records is checked in a task handed to `post` while the calling thread
+  // checks the first, and the caller runs that task itself when no thread has taken it by then
+  // (so it never waits on a queue). The result is Check's exactly: a payload either half refuses,
+  // or whose halves' budgets add up past a bound, is checked again in order, so the status and
+  // message are those of its first failure. `sections.check` may run on two threads at once.
+  static Result<CheckedPayload> Check(Bytes bytes, FileBudget* budget,
+                                      const SectionCheck& sections, const Post& post,
+                                      std::size_t split_bytes = kSplitBytes);
+
   const ChunkTables& tables() const { return tables_; }
   // The records after the tables; record `i` here is record i + 1 of the payload.
   std::size_t size() const { return spans_.size(); }
@@ -184,6 +198,16 @@ class CheckedPayload {
     std::uint8_t kind = 0;
     Guid subject;
   };
+  // The split check: true with `out` filled (`budget` charged) when both halves passed, false
+  // for anything else (the check in order then says why).
+  static bool CheckSplit(const Bytes& bytes, FileBudget* budget, const SectionCheck& sections,
+                         const Post& post, CheckedPayload* out);
+  // Records [from, to) of a payload of `count`, read from `in`: checked against `budget` and
+  // `sections`, their spans (offsets from `base`) appended to `spans`.
+  static Status CheckRange(ByteReader& in, std::uint64_t from, std::uint64_t to,
+                           std::uint64_t count, const ChunkTables& tables, FileBudget* budget,
+                           const SectionCheck& sections, const std::uint8_t* base,
+                           std::vector<Span>* spans);
   ByteView RecordBytes(std::size_t i) const {
     return ByteView(bytes_.data() + spans_[i].offset, spans_[i].size);
   }

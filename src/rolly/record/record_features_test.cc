@@ -11,10 +11,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -1450,8 +1452,22 @@ TEST_F(FeaturesTest, OwnedObjectsPerFileBound) {
   Capturer forger(&unbounded);
   ASSERT_THAT(forger.Capture(Cls("Items"), &half, Guid(1, 1), RecordKind::kObject), IsOk());
   ASSERT_THAT(forger.Capture(Cls("Items"), &over, Guid(1, 2), RecordKind::kObject), IsOk());
-  EXPECT_THAT(DecodePayload(unbounded.Finish()),
-              StatusIs(StatusCode::kDamaged, HasSubstr("record 2 INLN")));
+  const Bytes forged = unbounded.Finish();
+  EXPECT_THAT(DecodePayload(forged), StatusIs(StatusCode::kDamaged, HasSubstr("record 2 INLN")));
+  // Checked in two halves of a record each, on two threads: each half is within the bound alone
+  // and only their sum is past it. The split check says what the check in order says.
+  const Result<CheckedPayload> in_order = CheckedPayload::Check(forged);
+  ASSERT_FALSE(in_order.ok());
+  std::vector<std::thread> helpers;
+  const CheckedPayload::Post post = [&helpers](std::function<void()> task) {
+    helpers.emplace_back(std::move(task));
+  };
+  FileBudget split_budget;
+  const Result<CheckedPayload> split = CheckedPayload::Check(forged, &split_budget, {}, post, 0);
+  for (std::thread& t : helpers) t.join();
+  EXPECT_EQ(helpers.size(), 1u);
+  EXPECT_EQ(split.status(), in_order.status());
+  EXPECT_EQ(split_budget, FileBudget{});
 }
 
 Node Chain(int n) {

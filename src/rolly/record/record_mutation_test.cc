@@ -10,8 +10,10 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rolly/core/bytes.h"
@@ -92,6 +94,24 @@ TEST(RecordMutationTest, SeededEditsAreRefusedOrApplyWhole) {
       ASSERT_EQ(checked->size(), p->records.size()) << i;
       for (std::size_t r = 0; r < p->records.size(); ++r) {
         EXPECT_EQ(checked->Get(r), p->records[r]) << i << " record " << r;
+      }
+    }
+    // Checked in two halves on two threads, it says exactly what the check in order says (the
+    // same status and message), and keeps the same records.
+    std::vector<std::thread> helpers;
+    const CheckedPayload::Post post = [&helpers](std::function<void()> task) {
+      helpers.emplace_back(std::move(task));
+    };
+    FileBudget split_budget;
+    Result<CheckedPayload> split = CheckedPayload::Check(edited, &split_budget, {}, post, 0);
+    for (std::thread& t : helpers) t.join();
+    EXPECT_EQ(split.status(), checked.status()) << i;
+    EXPECT_EQ(split_budget, checked_budget) << i;
+    if (split.ok() && checked.ok()) {
+      ASSERT_EQ(split->size(), checked->size()) << i;
+      for (std::size_t r = 0; r < checked->size(); ++r) {
+        EXPECT_EQ(split->Get(r), checked->Get(r)) << i << " record " << r;
+        EXPECT_EQ(split->subject(r), checked->subject(r)) << i << " record " << r;
       }
     }
     if (!p.ok()) {

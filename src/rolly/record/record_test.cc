@@ -2,13 +2,16 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -482,6 +485,90 @@ TEST_F(EverythingTest, CheckedPayloadChecksALayersSectionsInItsWalk) {
   EXPECT_THAT(CheckedPayload::Check(cut, nullptr, sections),
               StatusIs(CheckedPayload::Check(cut).status().code(),
                        std::string(CheckedPayload::Check(cut).status().message())));
+}
+
+// A check split in two halves, the second handed to `post`, gives what the check in order gives:
+// the same records, subjects and budget, and for a payload refused anywhere (structure or a
+// layer's sections, in either half) the same status and message. It does whether `post` runs the
+// task on another thread, runs it at once, or never runs it (the caller then takes it back).
+TEST_F(EverythingTest, ASplitCheckGivesWhatTheCheckInOrderGives) {
+  Everything e = Sample();
+  auto [p, actor, future, strange] = WithUnknowns(e);
+  Section other{{'Z', 'Z', 'Z', '8'}, {7}};
+  for (std::uint64_t i = 0; i < 41; ++i) {
+    p.records.push_back(i % 7 == 3 ? strange : actor);
+    if (p.records.back().kind != strange.kind) p.records.back().subject = Guid(5, i);
+    if (i % 5 == 0) p.records.back().sections.push_back(other);
+  }
+  ASSERT_OK_AND_ASSIGN(const Bytes bytes, EncodePayload(p));
+  const SectionId asked[] = {other.id, future.id};
+  std::atomic<std::size_t> fail_at{0};  // the record whose sections fail (0: none)
+  std::atomic<int> checks{0};
+  CheckedPayload::SectionCheck sections;
+  sections.ids = asked;
+  sections.check = [&](std::size_t i, std::size_t, ByteView) {
+    ++checks;
+    return i == fail_at ? DamagedError("record " + std::to_string(i) + ": ZZZ8 is bad")
+                        : OkStatus();
+  };
+  std::vector<std::thread> threads;
+  std::vector<std::function<void()>> dropped;
+  const CheckedPayload::Post on_a_thread = [&](std::function<void()> task) {
+    threads.emplace_back(std::move(task));
+  };
+  const CheckedPayload::Post at_once = [](std::function<void()> task) { task(); };
+  const CheckedPayload::Post never = [&](std::function<void()> task) {
+    dropped.push_back(std::move(task));
+  };
+  auto split = [&](const Bytes& b, const CheckedPayload::Post& post, FileBudget* budget) {
+    Result<CheckedPayload> r = CheckedPayload::Check(b, budget, sections, post, 0);
+    for (std::thread& t : threads) t.join();
+    threads.clear();
+    for (auto& task : dropped) task();  // too late: the check took it back; it does nothing
+    dropped.clear();
+    return r;
+  };
+
+  FileBudget in_order_budget;
+  ASSERT_OK_AND_ASSIGN(const CheckedPayload in_order,
+                       CheckedPayload::Check(bytes, &in_order_budget, sections));
+  const int in_order_checks = checks.exchange(0);
+  for (const CheckedPayload::Post* post : {&on_a_thread, &at_once, &never}) {
+    FileBudget budget;
+    ASSERT_OK_AND_ASSIGN(const CheckedPayload checked, split(bytes, *post, &budget));
+    EXPECT_EQ(checks.exchange(0), in_order_checks);
+    EXPECT_EQ(budget, in_order_budget);
+    EXPECT_EQ(checked.bytes(), bytes);
+    ASSERT_EQ(checked.size(), in_order.size());
+    for (std::size_t i = 0; i < checked.size(); ++i) {
+      EXPECT_EQ(checked.Get(i), in_order.Get(i)) << i;
+      EXPECT_EQ(checked.kind(i), in_order.kind(i)) << i;
+      EXPECT_EQ(checked.subject(i), in_order.subject(i)) << i;
+      EXPECT_EQ(checked.layout(i), in_order.layout(i)) << i;
+    }
+  }
+  // Below `split_bytes` it is the check in order, and `post` is not called.
+  FileBudget small;
+  EXPECT_THAT(CheckedPayload::Check(bytes, &small, sections, never, bytes.size() + 1), IsOk());
+  EXPECT_TRUE(dropped.empty());
+
+  // Refused in the first half or the second: by a layer's sections, by a cut, by a byte after the
+  // last record, and both ways at once. The budget is left as it was.
+  const Bytes cut(bytes.begin(), bytes.end() - 1);
+  Bytes longer = bytes;
+  longer.push_back(0);
+  for (const std::size_t at : {std::size_t{1}, std::size_t{36}}) {
+    fail_at = at;
+    for (const Bytes* b : {&bytes, &cut, static_cast<const Bytes*>(&longer)}) {
+      const Result<CheckedPayload> want = CheckedPayload::Check(*b, nullptr, sections);
+      ASSERT_FALSE(want.ok());
+      for (const CheckedPayload::Post* post : {&on_a_thread, &at_once, &never}) {
+        FileBudget untouched;
+        EXPECT_EQ(split(*b, *post, &untouched).status(), want.status()) << at;
+        EXPECT_EQ(untouched, FileBudget{});
+      }
+    }
+  }
 }
 
 // Section IDs are four bytes from '!' (0x21) to '~' (0x7E): each byte just past either end, or

@@ -2113,6 +2113,44 @@ TEST_F(SaveLoadTest, TenThousandActorsRoundTrip) {
   AddBackpacks(b->scene, Backpacks(a->scene));
   ASSERT_OK_AND_ASSIGN(auto loaded, Capture(*b));
   EXPECT_SAME_WORLD(saved, loaded);
+
+  // Its world chunk is large enough that a load checks it in two halves on two workers. Damaged
+  // in the second half (the last actor record's ACTR flags), it is refused as the check in order
+  // refuses it, with the same message, and the world stays as it was.
+  DamageChunk(*a, "big", "WRLD", [](Bytes& d) {
+    const std::string_view text(reinterpret_cast<const char*>(d.data()), d.size());
+    const std::size_t at = text.rfind("ACTR");
+    if (at == std::string_view::npos) return false;
+    d[at + 5] = 0x80;
+    return true;
+  });
+  std::optional<Result<store::LoadResult>> read;
+  a->store.Load("big", [&](Result<store::LoadResult> r) { read.emplace(std::move(r)); });
+  ASSERT_OK(a->store.Flush(Deadline()));
+  ASSERT_TRUE(read.has_value());
+  ASSERT_OK(*read);
+  std::vector<world::WorldChunk> chunks;
+  for (format::Chunk& c : (*read)->file.chunks) {
+    const format::ChunkId chunk_id = c.id();
+    const std::string_view id = chunk_id.view();
+    if (id != "GLOB" && id != "WRLD" && id != "PLYR") continue;
+    world::WorldChunk w;
+    std::copy_n(id.data(), 4, w.id.begin());
+    w.key = c.key();
+    w.payload = c.TakeData();
+    if (id == "WRLD") {
+      EXPECT_GE(w.payload.size(), record::CheckedPayload::kSplitBytes);
+    }
+    chunks.push_back(std::move(w));
+  }
+  const auto in_order = world::LoadedGame::Check(std::move(chunks), *registry_);
+  ASSERT_THAT(in_order, StatusIs(StatusCode::kDamaged, HasSubstr("chunk WRLD")));
+  auto c = NewGame();
+  ASSERT_OK(c->scene.Start(kOtherMap));
+  ASSERT_OK_AND_ASSIGN(auto before, Capture(*c));
+  EXPECT_EQ(LoadNow(*c, "big").status(), in_order.status());
+  ASSERT_OK_AND_ASSIGN(auto after, Capture(*c));
+  EXPECT_SAME_WORLD(before, after);
 }
 
 // --- More: the comparison itself, waiting components, other maps -------------------------------

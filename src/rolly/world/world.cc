@@ -69,8 +69,9 @@ void ForEachSection(const record::EncodedSections& sections, Each&& each) {
 // ---------------------------------------------------------------------------------------------
 // LoadedGame
 
-Result<std::shared_ptr<const LoadedGame>> LoadedGame::Check(std::vector<WorldChunk> chunks,
-                                                            const reflect::TypeRegistry& registry) {
+Result<std::shared_ptr<const LoadedGame>> LoadedGame::Check(
+    std::vector<WorldChunk> chunks, const reflect::TypeRegistry& registry,
+    const record::CheckedPayload::Post& post) {
   (void)registry;
   auto game = std::make_shared<LoadedGame>();
   record::FileBudget budget;
@@ -86,7 +87,9 @@ Result<std::shared_ptr<const LoadedGame>> LoadedGame::Check(std::vector<WorldChu
     record::CheckedPayload::SectionCheck sections;
     sections.ids = kWorldSections;
     Status section_failure;  // what `check` returned when it failed
-    sections.check = [&where, &section_failure](std::size_t i, std::size_t k, ByteView body) {
+    std::mutex failure_mutex;  // `check` may run on two threads (a split check)
+    sections.check = [&where, &section_failure, &failure_mutex](std::size_t i, std::size_t k,
+                                                                ByteView body) {
       Status s;
       switch (k) {
         case 0: {
@@ -107,12 +110,15 @@ Result<std::shared_ptr<const LoadedGame>> LoadedGame::Check(std::vector<WorldChu
           break;
       }
       if (s.ok()) return s;
-      section_failure = DamagedError("chunk " + where + " record " + std::to_string(i) + ": " +
-                                     std::string(s.message()));
-      return section_failure;
+      Status failure = DamagedError("chunk " + where + " record " + std::to_string(i) + ": " +
+                                    std::string(s.message()));
+      std::lock_guard lock(failure_mutex);
+      section_failure = failure;
+      return failure;
     };
     Result<record::CheckedPayload> payload =
-        record::CheckedPayload::Check(std::move(c.payload), &budget, sections);
+        post ? record::CheckedPayload::Check(std::move(c.payload), &budget, sections, post)
+             : record::CheckedPayload::Check(std::move(c.payload), &budget, sections);
     if (!payload.ok()) {
       // A world section's failure names the chunk already.
       if (!section_failure.ok() && payload.status() == section_failure) return section_failure;

@@ -127,9 +127,11 @@ class LoadedGame {
  public:
   // Decodes and checks `chunks` (GLOB, WRLD, PLYR; others are refused as InvalidInput) against
   // one file budget and `registry`: Damaged or NewerVersion as CheckedPayload::Check says, naming
-  // the chunk.
-  static Result<std::shared_ptr<const LoadedGame>> Check(std::vector<WorldChunk> chunks,
-                                                          const reflect::TypeRegistry& registry);
+  // the chunk. With `post` (a worker pool's Post), a large chunk's records are checked in two
+  // halves, one on a thread `post` hands its task to (CheckedPayload::Check), with the same result.
+  static Result<std::shared_ptr<const LoadedGame>> Check(
+      std::vector<WorldChunk> chunks, const reflect::TypeRegistry& registry,
+      const record::CheckedPayload::Post& post = {});
 
   // The map the WRLD chunk belongs to (empty when the save has no world chunk).
   const std::string& map() const { return map_; }
