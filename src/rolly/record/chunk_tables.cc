@@ -251,6 +251,8 @@ Result<std::uint32_t> ChunkTables::AddLayout(const reflect::ClassInfo& cls, bool
   Layout layout;
   auto fail = [&](Status s) {
     index_of.erase(&cls);
+    // A struct holding containers of itself found its reserved layout through the cache too.
+    if (hit.cls == &cls) hit = LayoutHit{};
     return s;
   };
   Result<std::uint32_t> name = AddName(cls.name());

@@ -859,6 +859,12 @@ bool CheckedPayload::CheckSplit(const Bytes& bytes, FileBudget* budget,
     std::mutex mutex;
     std::condition_variable done_cv;
     bool done = false;
+    bool threw = false;  // the half ran on a worker and threw (an allocation failed)
+    // Waits until the worker that claimed the half has run it.
+    void Wait() {
+      std::unique_lock lock(mutex);
+      done_cv.wait(lock, [this] { return done; });
+    }
   };
   auto second = std::make_shared<Second>();
   FileBudget second_budget;
@@ -874,9 +880,21 @@ bool CheckedPayload::CheckSplit(const Bytes& bytes, FileBudget* budget,
     }
   };
   std::function<void()> job = check_second;
+  // This frame does not end (by an exception either) while a worker may still run the half: the
+  // task refers to it. Unless joined below, it is claimed back here, or waited for.
+  struct JoinOnExit {
+    Second* second;
+    ~JoinOnExit() {
+      if (second != nullptr && second->claimed.exchange(true)) second->Wait();
+    }
+  } join_on_exit{second.get()};
   post([second, job = &job] {
     if (second->claimed.exchange(true)) return;
-    (*job)();
+    try {
+      (*job)();
+    } catch (...) {
+      second->threw = true;  // the check in order runs it again on the caller's thread
+    }
     {
       std::lock_guard lock(second->mutex);
       second->done = true;
@@ -889,11 +907,14 @@ bool CheckedPayload::CheckSplit(const Bytes& bytes, FileBudget* budget,
   Status first_status = CheckRange(in, 1, mid, count, *tables, &first, sections, bytes.data(),
                                    &spans);
   if (first_status.ok() && in.position() != split_at) first_status = DamagedError("split");
+  join_on_exit.second = nullptr;
   if (!second->claimed.exchange(true)) {
-    check_second();
+    // No worker took it: it runs here, unless the first half failed (the check in order then
+    // says why).
+    if (first_status.ok()) check_second();
   } else {
-    std::unique_lock lock(second->mutex);
-    second->done_cv.wait(lock, [&] { return second->done; });
+    second->Wait();
+    if (second->threw) return false;
   }
   if (!first_status.ok() || !second_status.ok()) return false;
   // Each bound is on a running total that only grows, so the halves' sum within it is the check
