@@ -577,8 +577,35 @@ Actor* Scene::FindActor(Guid id) const { return world_ ? world_->Find(id) : null
 
 void Scene::FindActors(std::span<const Guid> ids,
                        const std::function<void(std::size_t, const world::ActorView*)>& found) {
+  world::ActorView view;
+  LookUpActors(ids, true, [&](std::size_t k, const Actor* a) {
+    if (a == nullptr) {
+      found(k, nullptr);
+      return;
+    }
+    view = ViewOf(*a);
+    found(k, &view);
+  });
+}
+
+void Scene::PlaceAll(std::span<const std::pair<Guid, world::Placement>> placements) {
+  std::vector<Guid> ids;
+  ids.reserve(placements.size());
+  for (const auto& entry : placements) ids.push_back(entry.first);
+  LookUpActors(ids, false, [&](std::size_t k, Actor* a) {
+    if (a == nullptr) return;
+    const world::Placement& placement = placements[k].second;
+    a->transform = placement.transform;
+    a->owner_id = placement.owner;
+    a->attach_parent = placement.attach_parent;
+    a->attach_socket = placement.attach_socket;
+  });
+}
+
+void Scene::LookUpActors(std::span<const Guid> ids, bool components,
+                         const std::function<void(std::size_t, Actor*)>& each) {
   if (!world_) {
-    for (std::size_t k = 0; k < ids.size(); ++k) found(k, nullptr);
+    for (std::size_t k = 0; k < ids.size(); ++k) each(k, nullptr);
     return;
   }
   // A save lists actors in the order this scene visited them, which is the order `actors` holds
@@ -638,26 +665,20 @@ void Scene::FindActors(std::span<const Guid> ids,
   };
   const std::size_t n = ids.size();
   for (std::size_t k = 0; k < std::min(n, kActorAhead); ++k) lookup(k);
-  world::ActorView view;
   for (std::size_t k = 0; k < n; ++k) {
     if (!on_cursor && k + kSlotAhead < n) w.by_id.Prefetch(ids[k + kSlotAhead]);
     if (k + kActorAhead < n) lookup(k + kActorAhead);
-    if (k + kListAhead < n && ring[(k + kListAhead) % kRing] != nullptr) {
+    if (components && k + kListAhead < n && ring[(k + kListAhead) % kRing] != nullptr) {
       const auto& list = ring[(k + kListAhead) % kRing]->components;
       if (!list.empty()) __builtin_prefetch(list.data());
     }
-    if (k + kComponentsAhead < n && ring[(k + kComponentsAhead) % kRing] != nullptr) {
+    if (components && k + kComponentsAhead < n &&
+        ring[(k + kComponentsAhead) % kRing] != nullptr) {
       for (const auto& c : ring[(k + kComponentsAhead) % kRing]->components) {
         __builtin_prefetch(c.get());
       }
     }
-    const Actor* a = ring[k % kRing];
-    if (a == nullptr) {
-      found(k, nullptr);
-      continue;
-    }
-    view = ViewOf(*a);
-    found(k, &view);
+    each(k, ring[k % kRing]);
   }
 }
 

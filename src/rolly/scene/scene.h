@@ -123,6 +123,8 @@ class Scene : public world::Host {
   // placed actors, or game code destroying many at once).
   void DestroyActors(const std::vector<Guid>& ids) override;
   void Place(Guid id, const world::Placement& placement) override;
+  // Looks the actors up as FindActors does, a few ahead of the one placed.
+  void PlaceAll(std::span<const std::pair<Guid, world::Placement>> placements) override;
   // Builds the map at `map` (see the header comment); makes the game instance too when there is
   // none yet. On failure the current world stays as it was. Keeps the game instance and its
   // subsystems; ends play of and destroys everything else of the old world first.
@@ -213,6 +215,11 @@ class Scene : public world::Host {
   struct World;    // the running world (scene.cc)
 
  private:
+  // The actor with each of `ids`, in order: `each(k, actor)` with the actor with ids[k], or null
+  // when the world has none (FindActors' and PlaceAll's look-ups). With `components`, the
+  // components of the actors a few ahead are asked into cache too, for a caller that lists them.
+  void LookUpActors(std::span<const Guid> ids, bool components,
+                    const std::function<void(std::size_t k, Actor* actor)>& each);
   Status OpenMapImpl(std::string_view map, bool fresh_game);
   Result<std::string> ReadMapText(std::string_view map) const;
   Result<Actor*> MakeActor(World& world, const reflect::ClassInfo& cls, Guid id, Name level,

@@ -368,6 +368,56 @@ TEST_F(SceneTest, FindActorsAnswersAsFindActorDoesInAnyOrder) {
   EXPECT_EQ(FindEach(*scene_, ids, false), FindOneByOne(*scene_, ids));
 }
 
+// PlaceAll places as Place does, one after another, whatever the order: gaps, absent IDs, an
+// actor placed twice (the later placement wins), a deferred spawn, and the list backwards; the
+// host's default does too.
+TEST_F(SceneTest, PlaceAllPlacesAsPlaceDoesInAnyOrder) {
+  scene_->AddMap("maps/sample.json", BuildSampleMap(300, 11));
+  ASSERT_OK(scene_->Start("maps/sample.json"));
+  std::vector<Guid> all;
+  for (const world::ActorView& a : Actors(Name("Persistent"))) all.push_back(a.id);
+  ASSERT_GT(all.size(), 200u);
+  const reflect::ClassInfo* crate = registry_.FindClass(Name("Crate"));
+  ASSERT_NE(crate, nullptr);
+  ASSERT_OK(scene_->BeginSpawn(Name(), *crate, Guid(5, 5), {}).status());
+  all.push_back(Guid(5, 5));
+  std::vector<std::pair<Guid, world::Placement>> placements;
+  auto place = [&](Guid id) {
+    const auto k = static_cast<double>(placements.size());
+    world::Placement p;
+    p.transform.translation = {k, -k, 2 * k};
+    p.owner = Guid(7, placements.size());
+    p.attach_parent = Guid(8, placements.size());
+    p.attach_socket = Name("socket" + std::to_string(placements.size() % 3));
+    placements.emplace_back(id, p);
+  };
+  place(Guid(5, 5));
+  std::size_t gap = 0;
+  for (std::size_t i = 0; i < all.size(); i += 1 + gap % 13, ++gap) {
+    place(all[i]);
+    if (gap % 29 == 0) {
+      for (std::uint64_t absent = 0; absent < 20; ++absent) place(Guid(9, absent + i));
+    }
+  }
+  place(all[3]);
+  const world::Placement unplaced;
+  for (int backwards = 0; backwards < 2; ++backwards) {
+    for (int via = 0; via < 2; ++via) {
+      for (Guid id : all) scene_->Place(id, unplaced);
+      for (const auto& [id, p] : placements) scene_->Place(id, p);
+      const FoundViews want = FindOneByOne(*scene_, all);
+      for (Guid id : all) scene_->Place(id, unplaced);
+      if (via == 0) {
+        scene_->PlaceAll(placements);
+      } else {
+        scene_->world::Host::PlaceAll(placements);
+      }
+      EXPECT_EQ(FindOneByOne(*scene_, all), want) << backwards << " " << via;
+    }
+    std::reverse(placements.begin(), placements.end());
+  }
+}
+
 TEST_F(SceneTest, PlayersAreListedWithTheirPawnMarked) {
   ASSERT_OK(scene_->Start("maps/small.json"));
   std::vector<world::PlayerView> players;

@@ -28,6 +28,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "rolly/core/guid.h"
@@ -171,7 +172,14 @@ class Host {
   virtual void DestroyActors(const std::vector<Guid>& ids) {
     for (Guid id : ids) DestroyActor(id);
   }
+  // Sets the transform, owner and attachment of the actor with `id` (a no-op when there is none).
   virtual void Place(Guid id, const Placement& placement) = 0;
+  // Place for each of `placements`, in order. A load places every actor it set values on this
+  // way, in the order it found them, so a host whose look-ups wait on memory may overlap them as
+  // FindActors does. The default calls Place for each.
+  virtual void PlaceAll(std::span<const std::pair<Guid, Placement>> placements) {
+    for (const auto& [id, placement] : placements) Place(id, placement);
+  }
 
   // --- Maps
   // Tears the world down and builds `map`, calling the HostEvents moments in order: actors

@@ -924,7 +924,7 @@ class World::Applier {
       const Target& t = targets_[k];
       if (!t.first_pass) ApplyOne(t);
     }
-    for (const auto& [id, placement] : placements_) host_.Place(id, placement);
+    host_.PlaceAll(placements_);
     for (auto& [chunk, apply] : appliers_) apply.applier->RunLoadedHooks();
     return OkStatus();
   }
