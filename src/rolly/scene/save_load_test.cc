@@ -2008,6 +2008,22 @@ void DamageChunk(Game& g, std::string_view slot, std::string_view id,
 }
 
 // Replaces the byte at `offset` past the first `pattern` in `data` with `to`.
+// The world chunks of a save file (GLOB, WRLD, PLYR), taken out of it as a load takes them.
+std::vector<world::WorldChunk> WorldChunksOf(format::File& file) {
+  std::vector<world::WorldChunk> chunks;
+  for (format::Chunk& c : file.chunks) {
+    const format::ChunkId chunk_id = c.id();
+    const std::string_view id = chunk_id.view();
+    if (id != "GLOB" && id != "WRLD" && id != "PLYR") continue;
+    world::WorldChunk w;
+    std::copy_n(id.data(), 4, w.id.begin());
+    w.key = c.key();
+    w.payload = c.TakeData();
+    chunks.push_back(std::move(w));
+  }
+  return chunks;
+}
+
 bool Poke(Bytes& data, std::string_view pattern, std::size_t offset, std::uint8_t to) {
   std::string_view text(reinterpret_cast<const char*>(data.data()), data.size());
   const std::size_t at = text.find(pattern);
@@ -2129,19 +2145,11 @@ TEST_F(SaveLoadTest, TenThousandActorsRoundTrip) {
   ASSERT_OK(a->store.Flush(Deadline()));
   ASSERT_TRUE(read.has_value());
   ASSERT_OK(*read);
-  std::vector<world::WorldChunk> chunks;
-  for (format::Chunk& c : (*read)->file.chunks) {
-    const format::ChunkId chunk_id = c.id();
-    const std::string_view id = chunk_id.view();
-    if (id != "GLOB" && id != "WRLD" && id != "PLYR") continue;
-    world::WorldChunk w;
-    std::copy_n(id.data(), 4, w.id.begin());
-    w.key = c.key();
-    w.payload = c.TakeData();
-    if (id == "WRLD") {
+  std::vector<world::WorldChunk> chunks = WorldChunksOf((*read)->file);
+  for (const world::WorldChunk& w : chunks) {
+    if (w.id == world::kWorldChunk) {
       EXPECT_GE(w.payload.size(), record::CheckedPayload::kSplitBytes);
     }
-    chunks.push_back(std::move(w));
   }
   const auto in_order = world::LoadedGame::Check(std::move(chunks), *registry_);
   ASSERT_THAT(in_order, StatusIs(StatusCode::kDamaged, HasSubstr("chunk WRLD")));
@@ -2679,18 +2687,7 @@ class WorldFixtures : public ::testing::Test {
   static Result<std::shared_ptr<const world::LoadedGame>> CheckBytes(
       const reflect::TypeRegistry& registry, const Bytes& bytes) {
     ROLLY_ASSIGN_OR_RETURN(format::File file, format::Read(bytes));
-    std::vector<world::WorldChunk> chunks;
-    for (format::Chunk& c : file.chunks) {
-      const format::ChunkId chunk_id = c.id();
-      const std::string_view id = chunk_id.view();
-      if (id != "GLOB" && id != "WRLD" && id != "PLYR") continue;
-      world::WorldChunk w;
-      std::copy_n(id.data(), 4, w.id.begin());
-      w.key = c.key();
-      w.payload = c.TakeData();
-      chunks.push_back(std::move(w));
-    }
-    return world::LoadedGame::Check(std::move(chunks), registry);
+    return world::LoadedGame::Check(WorldChunksOf(file), registry);
   }
 
   // Makes the components the save holds that the loaded world lacks (those play added), as the
