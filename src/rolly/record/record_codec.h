@@ -161,7 +161,8 @@ class CheckedPayload {
   // checks the first, and the caller runs that task itself when no thread has taken it by then
   // (so it never waits on a queue). The result is Check's exactly: a payload either half refuses,
   // or whose halves' budgets add up past a bound, is checked again in order, so the status and
-  // message are those of its first failure. `sections.check` may run on two threads at once.
+  // message are those of its first failure. `sections.check` may run on two threads at once,
+  // and, for a payload refused, more than once for a record. Without `post`, this is Check.
   static Result<CheckedPayload> Check(Bytes bytes, FileBudget* budget,
                                       const SectionCheck& sections, const Post& post,
                                       std::size_t split_bytes = kSplitBytes);

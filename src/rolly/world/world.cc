@@ -117,8 +117,7 @@ Result<std::shared_ptr<const LoadedGame>> LoadedGame::Check(
       return failure;
     };
     Result<record::CheckedPayload> payload =
-        post ? record::CheckedPayload::Check(std::move(c.payload), &budget, sections, post)
-             : record::CheckedPayload::Check(std::move(c.payload), &budget, sections);
+        record::CheckedPayload::Check(std::move(c.payload), &budget, sections, post);
     if (!payload.ok()) {
       // A world section's failure names the chunk already.
       if (!section_failure.ok() && payload.status() == section_failure) return section_failure;
