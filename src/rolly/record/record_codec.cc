@@ -696,15 +696,10 @@ Status CheckViewed(const ChunkTables& tables, const RecordView& v, std::size_t i
   return CheckParts(tables, parts, index, record_count, budget);
 }
 
-// Walks a payload: its count and tables, then each record, viewed in place and checked against
-// a copy of `budget` (committed only when every record passed). `each(i, count, record_bytes,
-// view)` keeps what it needs of each.
-template <typename Each>
-Status WalkPayload(ByteView bytes, FileBudget* budget, ChunkTables* tables, Each&& each) {
-  ByteReader in(bytes);
-  std::uint64_t count = 0;
-  if (!in.VarintAtMost(std::min<std::uint64_t>(kMaxRecords, in.remaining()), &count) ||
-      count == 0) {
+// A payload's record count and tables (record 0), read from `in`.
+Status ReadHead(ByteReader& in, std::uint64_t* count, ChunkTables* tables) {
+  if (!in.VarintAtMost(std::min<std::uint64_t>(kMaxRecords, in.remaining()), count) ||
+      *count == 0) {
     return DamagedError("payload: bad record count");
   }
   ByteView record;
@@ -712,17 +707,42 @@ Status WalkPayload(ByteView bytes, FileBudget* budget, ChunkTables* tables, Each
     return DamagedError("record 0 (tables): truncated");
   }
   ROLLY_ASSIGN_OR_RETURN(*tables, DecodeTables(record));
-  FileBudget local = budget ? *budget : FileBudget{};
-  ROLLY_RETURN_IF_ERROR(ChargeTables(*tables, &local));
+  return OkStatus();
+}
+
+// Records [from, to) of a payload of `count`, read from `in`: each viewed in place and checked
+// against `budget`, then `each(i, record_bytes, view)`, which may refuse it.
+template <typename Each>
+Status WalkRecords(ByteReader& in, std::uint64_t from, std::uint64_t to, std::uint64_t count,
+                   const ChunkTables& tables, FileBudget* budget, Each&& each) {
   RecordView v;
-  for (std::uint64_t i = 1; i < count; ++i) {
+  ByteView record;
+  for (std::uint64_t i = from; i < to; ++i) {
     if (!ReadSized(in, &record) || record.empty()) {
       return DamagedError("record " + std::to_string(i) + ": truncated");
     }
-    ROLLY_RETURN_IF_ERROR(ViewRecordBytes(record, i, *tables, &v));
-    if (IsKnownObjectKind(v.kind)) ROLLY_RETURN_IF_ERROR(CheckViewed(*tables, v, i, count, &local));
-    each(i, count, record, v);
+    ROLLY_RETURN_IF_ERROR(ViewRecordBytes(record, i, tables, &v));
+    if (IsKnownObjectKind(v.kind)) ROLLY_RETURN_IF_ERROR(CheckViewed(tables, v, i, count, budget));
+    ROLLY_RETURN_IF_ERROR(each(i, record, v));
   }
+  return OkStatus();
+}
+
+// Walks a payload: its count and tables, then each record, viewed in place and checked against
+// a copy of `budget` (committed only when every record passed). `each(i, count, record_bytes,
+// view)` keeps what it needs of each.
+template <typename Each>
+Status WalkPayload(ByteView bytes, FileBudget* budget, ChunkTables* tables, Each&& each) {
+  ByteReader in(bytes);
+  std::uint64_t count = 0;
+  ROLLY_RETURN_IF_ERROR(ReadHead(in, &count, tables));
+  FileBudget local = budget ? *budget : FileBudget{};
+  ROLLY_RETURN_IF_ERROR(ChargeTables(*tables, &local));
+  ROLLY_RETURN_IF_ERROR(WalkRecords(in, 1, count, count, *tables, &local,
+                                    [&](std::uint64_t i, ByteView record, const RecordView& v) {
+                                      each(i, count, record, v);
+                                      return OkStatus();
+                                    }));
   if (!in.ok() || !in.empty()) return DamagedError("payload: bytes after the last record");
   if (budget != nullptr) *budget = local;
   return OkStatus();
@@ -748,36 +768,18 @@ Result<CheckedPayload> CheckedPayload::Check(Bytes bytes, FileBudget* budget) {
 Result<CheckedPayload> CheckedPayload::Check(Bytes bytes, FileBudget* budget,
                                              const SectionCheck& sections) {
   CheckedPayload out;
+  ByteReader in(bytes);
+  std::uint64_t count = 0;
+  ROLLY_RETURN_IF_ERROR(ReadHead(in, &count, &out.tables_));
+  FileBudget local = budget ? *budget : FileBudget{};
+  ROLLY_RETURN_IF_ERROR(ChargeTables(out.tables_, &local));
   // The sections' first failure waits for the structure check of every record: a payload that
   // fails that fails with its status.
   Status section_error;
-  FileBudget local = budget ? *budget : FileBudget{};
-  ROLLY_RETURN_IF_ERROR(WalkPayload(
-      bytes, &local, &out.tables_,
-      [&](std::uint64_t i, std::uint64_t count, ByteView record, const RecordView& v) {
-        if (v.others > 0 && !sections.ids.empty() && section_error.ok() &&
-            IsKnownObjectKind(v.kind)) {
-          // In `ids` order; each ID appears once in a record (ViewRecordBytes checked).
-          for (std::size_t k = 0; k < sections.ids.size() && section_error.ok(); ++k) {
-            for (std::size_t s = 0; s < v.others; ++s) {
-              if (SameSection(v.ids[s], sections.ids[k])) {
-                section_error = sections.check(i, k, v.bodies[s]);
-                break;
-              }
-            }
-          }
-        }
-        if (out.spans_.empty()) out.spans_.reserve(count - 1);
-        Span span;
-        span.offset = static_cast<std::uint64_t>(record.data() - bytes.data());
-        span.size = static_cast<std::uint32_t>(record.size());
-        span.kind = v.kind;
-        if (IsKnownObjectKind(v.kind)) {
-          span.layout = v.layout;
-          span.subject = v.subject;
-        }
-        out.spans_.push_back(span);
-      }));
+  out.spans_.reserve(count - 1);
+  ROLLY_RETURN_IF_ERROR(CheckRange(in, 1, count, count, out.tables_, &local, sections,
+                                   bytes.data(), &out.spans_, &section_error));
+  if (!in.ok() || !in.empty()) return DamagedError("payload: bytes after the last record");
   ROLLY_RETURN_IF_ERROR(section_error);
   if (budget != nullptr) *budget = local;
   out.bytes_ = std::move(bytes);
@@ -800,32 +802,35 @@ Result<CheckedPayload> CheckedPayload::Check(Bytes bytes, FileBudget* budget,
 Status CheckedPayload::CheckRange(ByteReader& in, std::uint64_t from, std::uint64_t to,
                                   std::uint64_t count, const ChunkTables& tables,
                                   FileBudget* budget, const SectionCheck& sections,
-                                  const std::uint8_t* base, std::vector<Span>* spans) {
-  RecordView v;
-  ByteView record;
-  for (std::uint64_t i = from; i < to; ++i) {
-    if (!ReadSized(in, &record) || record.empty()) {
-      return DamagedError("record " + std::to_string(i) + ": truncated");
-    }
-    ROLLY_RETURN_IF_ERROR(ViewRecordBytes(record, i, tables, &v));
-    if (!IsKnownObjectKind(v.kind)) {
-      spans->push_back({static_cast<std::uint64_t>(record.data() - base),
-                        static_cast<std::uint32_t>(record.size()), 0, v.kind, Guid()});
-      continue;
-    }
-    ROLLY_RETURN_IF_ERROR(CheckViewed(tables, v, i, count, budget));
-    for (std::size_t k = 0; k < sections.ids.size() && v.others > 0; ++k) {
-      for (std::size_t s = 0; s < v.others; ++s) {
-        if (SameSection(v.ids[s], sections.ids[k])) {
-          ROLLY_RETURN_IF_ERROR(sections.check(i, k, v.bodies[s]));
+                                  const std::uint8_t* base, std::vector<Span>* spans,
+                                  Status* section_error) {
+  auto each = [&](std::uint64_t i, ByteView record, const RecordView& v) {
+    Span span;
+    span.offset = static_cast<std::uint64_t>(record.data() - base);
+    span.size = static_cast<std::uint32_t>(record.size());
+    span.kind = v.kind;
+    if (IsKnownObjectKind(v.kind)) {
+      span.layout = v.layout;
+      span.subject = v.subject;
+      // In `ids` order; each ID appears once in a record (ViewRecordBytes checked).
+      bool asking = section_error == nullptr || section_error->ok();
+      for (std::size_t k = 0; asking && k < sections.ids.size() && v.others > 0; ++k) {
+        for (std::size_t s = 0; s < v.others; ++s) {
+          if (!SameSection(v.ids[s], sections.ids[k])) continue;
+          Status checked = sections.check(i, k, v.bodies[s]);
+          if (!checked.ok()) {
+            if (section_error == nullptr) return checked;
+            *section_error = std::move(checked);
+            asking = false;  // nothing more is asked, of this record or any after it
+          }
           break;
         }
       }
     }
-    spans->push_back({static_cast<std::uint64_t>(record.data() - base),
-                      static_cast<std::uint32_t>(record.size()), v.layout, v.kind, v.subject});
-  }
-  return OkStatus();
+    spans->push_back(span);
+    return OkStatus();
+  };
+  return WalkRecords(in, from, to, count, tables, budget, each);
 }
 
 bool CheckedPayload::CheckSplit(const Bytes& bytes, FileBudget* budget,
@@ -833,19 +838,15 @@ bool CheckedPayload::CheckSplit(const Bytes& bytes, FileBudget* budget,
                                 CheckedPayload* out) {
   ByteReader in(bytes);
   std::uint64_t count = 0;
-  ByteView record;
-  if (!in.VarintAtMost(std::min<std::uint64_t>(kMaxRecords, in.remaining()), &count) ||
-      count < 3 || !in.LengthPrefixed(in.remaining(), &record) || record.empty()) {
-    return false;
-  }
-  Result<ChunkTables> tables = DecodeTables(record);
-  if (!tables.ok()) return false;
+  ChunkTables tables;
+  if (!ReadHead(in, &count, &tables).ok() || count < 3) return false;
   FileBudget first = budget ? *budget : FileBudget{};
-  if (!ChargeTables(*tables, &first).ok()) return false;
+  if (!ChargeTables(tables, &first).ok()) return false;
   // The second half starts at record `mid`: the sizes of the records before it are walked to
   // find where (a varint each, a small part of checking them).
   const std::uint64_t mid = 1 + (count - 1) / 2;
   ByteReader at_mid = in;
+  ByteView record;
   for (std::uint64_t i = 1; i < mid; ++i) {
     if (!ReadSized(at_mid, &record)) return false;
   }
@@ -873,7 +874,7 @@ bool CheckedPayload::CheckSplit(const Bytes& bytes, FileBudget* budget,
   Status second_status;
   auto check_second = [&] {
     ByteReader rest = at_mid;
-    second_status = CheckRange(rest, mid, count, count, *tables, &second_budget, sections,
+    second_status = CheckRange(rest, mid, count, count, tables, &second_budget, sections,
                                bytes.data(), &second_spans);
     if (second_status.ok() && !(rest.ok() && rest.empty())) {
       second_status = DamagedError("payload: bytes after the last record");
@@ -904,7 +905,7 @@ bool CheckedPayload::CheckSplit(const Bytes& bytes, FileBudget* budget,
 
   std::vector<Span> spans;
   spans.reserve(count - 1);
-  Status first_status = CheckRange(in, 1, mid, count, *tables, &first, sections, bytes.data(),
+  Status first_status = CheckRange(in, 1, mid, count, tables, &first, sections, bytes.data(),
                                    &spans);
   if (first_status.ok() && in.position() != split_at) first_status = DamagedError("split");
   join_on_exit.second = nullptr;
@@ -929,7 +930,7 @@ bool CheckedPayload::CheckSplit(const Bytes& bytes, FileBudget* budget,
     return false;
   }
   spans.insert(spans.end(), second_spans.begin(), second_spans.end());
-  out->tables_ = *std::move(tables);
+  out->tables_ = std::move(tables);
   out->spans_ = std::move(spans);
   if (budget != nullptr) *budget = total;
   return true;

@@ -204,11 +204,13 @@ class CheckedPayload {
   static bool CheckSplit(const Bytes& bytes, FileBudget* budget, const SectionCheck& sections,
                          const Post& post, CheckedPayload* out);
   // Records [from, to) of a payload of `count`, read from `in`: checked against `budget` and
-  // `sections`, their spans (offsets from `base`) appended to `spans`.
+  // `sections`, their spans (offsets from `base`) appended to `spans`. The first failure of
+  // `sections` is returned at once, or, with `section_error`, kept there while the structure
+  // check goes on (and `sections` is asked no more).
   static Status CheckRange(ByteReader& in, std::uint64_t from, std::uint64_t to,
                            std::uint64_t count, const ChunkTables& tables, FileBudget* budget,
                            const SectionCheck& sections, const std::uint8_t* base,
-                           std::vector<Span>* spans);
+                           std::vector<Span>* spans, Status* section_error = nullptr);
   ByteView RecordBytes(std::size_t i) const {
     return ByteView(bytes_.data() + spans_[i].offset, spans_[i].size);
   }

@@ -132,6 +132,16 @@ class SceneTest : public ::testing::Test {
     return scene_->OpenMap("maps/one.json");
   }
 
+  // Starts a 300-actor sample map; the IDs of its persistent level's actors, in the scene's
+  // order.
+  std::vector<Guid> StartSampleMap() {
+    scene_->AddMap("maps/sample.json", BuildSampleMap(300, 11));
+    EXPECT_OK(scene_->Start("maps/sample.json"));
+    std::vector<Guid> ids;
+    for (const world::ActorView& a : Actors(Name("Persistent"))) ids.push_back(a.id);
+    return ids;
+  }
+
   std::vector<world::ActorView> Actors(Name level) {
     std::vector<world::ActorView> out;
     scene_->VisitActors(level, [&out](const world::ActorView& a) { out.push_back(a); });
@@ -341,10 +351,7 @@ TEST_F(SceneTest, FindActorsAnswersAsFindActorDoes) {
 // shorter and longer than its window, a run of absent IDs, destroyed actors, and the same IDs
 // backwards are all answered as FindActor answers them.
 TEST_F(SceneTest, FindActorsAnswersAsFindActorDoesInAnyOrder) {
-  scene_->AddMap("maps/sample.json", BuildSampleMap(300, 11));
-  ASSERT_OK(scene_->Start("maps/sample.json"));
-  std::vector<Guid> all;
-  for (const world::ActorView& a : Actors(Name("Persistent"))) all.push_back(a.id);
+  const std::vector<Guid> all = StartSampleMap();
   ASSERT_GT(all.size(), 200u);
   scene_->DestroyActors({all[3], all[4], all[50]});
   // An actor between BeginSpawn and FinishSpawn is there too.
@@ -372,10 +379,7 @@ TEST_F(SceneTest, FindActorsAnswersAsFindActorDoesInAnyOrder) {
 // actor placed twice (the later placement wins), a deferred spawn, and the list backwards; the
 // host's default does too.
 TEST_F(SceneTest, PlaceAllPlacesAsPlaceDoesInAnyOrder) {
-  scene_->AddMap("maps/sample.json", BuildSampleMap(300, 11));
-  ASSERT_OK(scene_->Start("maps/sample.json"));
-  std::vector<Guid> all;
-  for (const world::ActorView& a : Actors(Name("Persistent"))) all.push_back(a.id);
+  std::vector<Guid> all = StartSampleMap();
   ASSERT_GT(all.size(), 200u);
   const reflect::ClassInfo* crate = registry_.FindClass(Name("Crate"));
   ASSERT_NE(crate, nullptr);
