@@ -40,13 +40,6 @@ void ByteSink::Grow(std::size_t n) {
   capacity_ = want;
 }
 
-bool ByteReader::I64(std::int64_t* v) {
-  std::uint64_t u;
-  if (!U64(&u)) return false;
-  *v = static_cast<std::int64_t>(u);
-  return true;
-}
-
 bool ByteReader::SlowVarint(std::uint64_t* v) {
   if (!ok_) return false;
   std::uint64_t result = 0;
@@ -64,13 +57,6 @@ bool ByteReader::SlowVarint(std::uint64_t* v) {
     }
   }
   return Fail();
-}
-
-bool ByteReader::SignedVarint(std::int64_t* v) {
-  std::uint64_t u;
-  if (!Varint(&u)) return false;
-  *v = ZigZagDecode(u);
-  return true;
 }
 
 bool ByteReader::LengthPrefixed(std::size_t max_size, std::string_view* out) {

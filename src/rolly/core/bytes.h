@@ -244,7 +244,12 @@ class ByteReader {
   bool U16(std::uint16_t* v) { return Fixed(v); }
   bool U32(std::uint32_t* v) { return Fixed(v); }
   bool U64(std::uint64_t* v) { return Fixed(v); }
-  bool I64(std::int64_t* v);
+  bool I64(std::int64_t* v) {
+    std::uint64_t u;
+    if (!U64(&u)) return false;
+    *v = static_cast<std::int64_t>(u);
+    return true;
+  }
   bool F32(float* v) {
     std::uint32_t bits;
     if (!U32(&bits)) return false;
@@ -271,7 +276,12 @@ class ByteReader {
     if (*v > max) return Fail();
     return true;
   }
-  bool SignedVarint(std::int64_t* v);
+  bool SignedVarint(std::int64_t* v) {
+    std::uint64_t u;
+    if (!Varint(&u)) return false;
+    *v = ZigZagDecode(u);
+    return true;
+  }
   // The next `n` bytes, as a view into the reader's bytes.
   bool Raw(std::size_t n, ByteView* out) {
     if (!ok_ || n > bytes_.size() - pos_) return Fail();

@@ -44,6 +44,120 @@ bool ReadFloats(ByteReader& in, F*... f) {
   return (ReadF(in, f) && ...);
 }
 
+// Whether values of `kind` are read by ReadPlain: no nested value, no hook, no message.
+constexpr bool IsPlain(Kind kind) {
+  return (kind <= Kind::kTransformd && kind != Kind::kText) || kind == Kind::kSoftPath;
+}
+
+// Reads a value of a plain kind (IsPlain) into `v`, an object of it; false when the bytes end
+// first. `names`: the chunk's name table. Inlined where most values are read (a class's fields,
+// a vector's elements), so a plain value costs no call and no Status.
+[[gnu::always_inline]] inline bool ReadPlain(ByteReader& in, Kind kind,
+                                             const std::vector<Name>& names, void* v) {
+  std::uint64_t u = 0;
+  std::int64_t s = 0;
+  bool ok = false;
+  switch (kind) {
+    case Kind::kBool: {
+      std::uint8_t b = 0;
+      ok = in.U8(&b);
+      *static_cast<bool*>(v) = b != 0;
+      break;
+    }
+    case Kind::kInt8:
+      ok = in.SignedVarint(&s);
+      *static_cast<std::int8_t*>(v) = static_cast<std::int8_t>(s);
+      break;
+    case Kind::kInt16:
+      ok = in.SignedVarint(&s);
+      *static_cast<std::int16_t*>(v) = static_cast<std::int16_t>(s);
+      break;
+    case Kind::kInt32:
+      ok = in.SignedVarint(&s);
+      *static_cast<std::int32_t*>(v) = static_cast<std::int32_t>(s);
+      break;
+    case Kind::kInt64:
+      ok = in.SignedVarint(&s);
+      *static_cast<std::int64_t*>(v) = s;
+      break;
+    case Kind::kUInt8:
+      ok = in.Varint(&u);
+      *static_cast<std::uint8_t*>(v) = static_cast<std::uint8_t>(u);
+      break;
+    case Kind::kUInt16:
+      ok = in.Varint(&u);
+      *static_cast<std::uint16_t*>(v) = static_cast<std::uint16_t>(u);
+      break;
+    case Kind::kUInt32:
+      ok = in.Varint(&u);
+      *static_cast<std::uint32_t*>(v) = static_cast<std::uint32_t>(u);
+      break;
+    case Kind::kUInt64:
+      ok = in.Varint(&u);
+      *static_cast<std::uint64_t*>(v) = u;
+      break;
+    case Kind::kFloat:
+      ok = in.F32(static_cast<float*>(v));
+      break;
+    case Kind::kDouble:
+      ok = in.F64(static_cast<double*>(v));
+      break;
+    case Kind::kString:
+    case Kind::kSoftPath: {
+      std::string_view text;
+      ok = in.LengthPrefixed(kMaxStringBytes, &text);
+      std::string& out = kind == Kind::kString ? *static_cast<std::string*>(v)
+                                               : static_cast<reflect::SoftPath*>(v)->path;
+      out.assign(text);
+      break;
+    }
+    case Kind::kName:
+      ok = in.VarintAtMost(names.size(), &u);
+      if (ok) *static_cast<Name*>(v) = u == 0 ? Name() : names[u - 1];
+      break;
+    case Kind::kGuid: {
+      std::uint64_t high = 0, low = 0;
+      ok = in.U64(&high) && in.U64(&low);
+      *static_cast<Guid*>(v) = Guid(high, low);
+      break;
+    }
+    case Kind::kColor: {
+      auto& c = *static_cast<reflect::Color*>(v);
+      ok = ReadFloats(in, &c.r, &c.g, &c.b, &c.a);
+      break;
+    }
+    case Kind::kDateTime:
+      ok = in.I64(&static_cast<reflect::DateTime*>(v)->ticks);
+      break;
+#define ROLLY_VEC(K, T, ...)                \
+  case Kind::K: {                           \
+    auto& x = *static_cast<reflect::T*>(v); \
+    ok = ReadFloats(in, __VA_ARGS__);       \
+    break;                                  \
+  }
+      ROLLY_VEC(kVector2f, Vector2f, &x.x, &x.y)
+      ROLLY_VEC(kVector2d, Vector2d, &x.x, &x.y)
+      ROLLY_VEC(kVector3f, Vector3f, &x.x, &x.y, &x.z)
+      ROLLY_VEC(kVector3d, Vector3d, &x.x, &x.y, &x.z)
+      ROLLY_VEC(kVector4f, Vector4f, &x.x, &x.y, &x.z, &x.w)
+      ROLLY_VEC(kVector4d, Vector4d, &x.x, &x.y, &x.z, &x.w)
+      ROLLY_VEC(kQuatf, Quatf, &x.x, &x.y, &x.z, &x.w)
+      ROLLY_VEC(kQuatd, Quatd, &x.x, &x.y, &x.z, &x.w)
+      ROLLY_VEC(kRotatorf, Rotatorf, &x.pitch, &x.yaw, &x.roll)
+      ROLLY_VEC(kRotatord, Rotatord, &x.pitch, &x.yaw, &x.roll)
+      ROLLY_VEC(kTransformf, Transformf, &x.rotation.x, &x.rotation.y, &x.rotation.z, &x.rotation.w,
+                &x.translation.x, &x.translation.y, &x.translation.z, &x.scale.x, &x.scale.y,
+                &x.scale.z)
+      ROLLY_VEC(kTransformd, Transformd, &x.rotation.x, &x.rotation.y, &x.rotation.z, &x.rotation.w,
+                &x.translation.x, &x.translation.y, &x.translation.z, &x.scale.x, &x.scale.y,
+                &x.scale.z)
+#undef ROLLY_VEC
+    default:
+      break;
+  }
+  return ok;
+}
+
 Status Truncated() { return DamagedError("a checked record did not read back"); }
 
 }  // namespace
@@ -124,6 +238,9 @@ const Applier::Binding& Applier::Bind(std::uint32_t layout, const reflect::Class
           "field " + name.str() + " of " + cls.name().str() + " is no longer saved: skipped";
     } else {
       b.matches = Matches(f.type, b.field->type());
+      b.kind = b.field->type().kind;
+      b.offset = b.field->offset;
+      b.plain = b.matches && !b.field->property->setter && IsPlain(b.kind);
       if (!b.matches) {
         b.skip_message = "field " + name.str() + " was saved as " + tables_.Describe(f.type) +
                          " and is now " + reflect::DescribeType(b.field->type()) + ": skipped";
@@ -138,7 +255,13 @@ const Applier::Binding& Applier::Bind(std::uint32_t layout, const reflect::Class
 Status Applier::ReadFields(ByteReader& in, std::uint32_t layout, const reflect::ClassInfo& cls,
                            void* object, int depth, const Path* path, bool whole) {
   const Binding& binding = Bind(layout, cls, whole);
+  const std::vector<Name>& names = tables_.names();
   for (const FieldBinding& b : binding.fields) {
+    if (b.plain) {
+      // Most fields: read straight into the object.
+      if (!ReadPlain(in, b.kind, names, static_cast<char*>(object) + b.offset)) return Truncated();
+      continue;
+    }
     if (!b.matches) {
       Message(path ? PathText(path) + ": " + b.skip_message : b.skip_message);
       ROLLY_RETURN_IF_ERROR(Skip(in, b.saved_type));
@@ -173,105 +296,13 @@ Status Applier::SkipFields(ByteReader& in, const std::vector<LayoutField>& field
 
 Status Applier::Read(ByteReader& in, std::uint32_t saved, const Type& live, void* v, int depth,
                      const Path* path, bool whole) {
+  if (IsPlain(live.kind)) {
+    return ReadPlain(in, live.kind, tables_.names(), v) ? OkStatus() : Truncated();
+  }
   const SavedType& t = tables_.types()[saved];
   std::uint64_t u = 0;
-  std::int64_t s = 0;
   bool ok = true;
   switch (live.kind) {
-    case Kind::kBool: {
-      std::uint8_t b = 0;
-      ok = in.U8(&b);
-      *static_cast<bool*>(v) = b != 0;
-      break;
-    }
-    case Kind::kInt8:
-      ok = in.SignedVarint(&s);
-      *static_cast<std::int8_t*>(v) = static_cast<std::int8_t>(s);
-      break;
-    case Kind::kInt16:
-      ok = in.SignedVarint(&s);
-      *static_cast<std::int16_t*>(v) = static_cast<std::int16_t>(s);
-      break;
-    case Kind::kInt32:
-      ok = in.SignedVarint(&s);
-      *static_cast<std::int32_t*>(v) = static_cast<std::int32_t>(s);
-      break;
-    case Kind::kInt64:
-      ok = in.SignedVarint(&s);
-      *static_cast<std::int64_t*>(v) = s;
-      break;
-    case Kind::kUInt8:
-      ok = in.Varint(&u);
-      *static_cast<std::uint8_t*>(v) = static_cast<std::uint8_t>(u);
-      break;
-    case Kind::kUInt16:
-      ok = in.Varint(&u);
-      *static_cast<std::uint16_t*>(v) = static_cast<std::uint16_t>(u);
-      break;
-    case Kind::kUInt32:
-      ok = in.Varint(&u);
-      *static_cast<std::uint32_t*>(v) = static_cast<std::uint32_t>(u);
-      break;
-    case Kind::kUInt64:
-      ok = in.Varint(&u);
-      *static_cast<std::uint64_t*>(v) = u;
-      break;
-    case Kind::kFloat:
-      ok = in.F32(static_cast<float*>(v));
-      break;
-    case Kind::kDouble:
-      ok = in.F64(static_cast<double*>(v));
-      break;
-    case Kind::kString:
-    case Kind::kSoftPath: {
-      std::string_view text;
-      ok = in.LengthPrefixed(kMaxStringBytes, &text);
-      std::string& out = live.kind == Kind::kString ? *static_cast<std::string*>(v)
-                                                    : static_cast<reflect::SoftPath*>(v)->path;
-      out.assign(text);
-      break;
-    }
-    case Kind::kName:
-      ok = in.VarintAtMost(tables_.names().size(), &u);
-      if (ok) *static_cast<Name*>(v) = u == 0 ? Name() : tables_.names()[u - 1];
-      break;
-    case Kind::kGuid: {
-      std::uint64_t high = 0, low = 0;
-      ok = in.U64(&high) && in.U64(&low);
-      *static_cast<Guid*>(v) = Guid(high, low);
-      break;
-    }
-    case Kind::kColor: {
-      auto& c = *static_cast<reflect::Color*>(v);
-      ok = ReadFloats(in, &c.r, &c.g, &c.b, &c.a);
-      break;
-    }
-    case Kind::kDateTime:
-      ok = in.I64(&static_cast<reflect::DateTime*>(v)->ticks);
-      break;
-#define ROLLY_VEC(K, T, ...)                \
-  case Kind::K: {                           \
-    auto& x = *static_cast<reflect::T*>(v); \
-    ok = ReadFloats(in, __VA_ARGS__);       \
-    break;                                  \
-  }
-      ROLLY_VEC(kVector2f, Vector2f, &x.x, &x.y)
-      ROLLY_VEC(kVector2d, Vector2d, &x.x, &x.y)
-      ROLLY_VEC(kVector3f, Vector3f, &x.x, &x.y, &x.z)
-      ROLLY_VEC(kVector3d, Vector3d, &x.x, &x.y, &x.z)
-      ROLLY_VEC(kVector4f, Vector4f, &x.x, &x.y, &x.z, &x.w)
-      ROLLY_VEC(kVector4d, Vector4d, &x.x, &x.y, &x.z, &x.w)
-      ROLLY_VEC(kQuatf, Quatf, &x.x, &x.y, &x.z, &x.w)
-      ROLLY_VEC(kQuatd, Quatd, &x.x, &x.y, &x.z, &x.w)
-      ROLLY_VEC(kRotatorf, Rotatorf, &x.pitch, &x.yaw, &x.roll)
-      ROLLY_VEC(kRotatord, Rotatord, &x.pitch, &x.yaw, &x.roll)
-      ROLLY_VEC(kTransformf, Transformf, &x.rotation.x, &x.rotation.y, &x.rotation.z, &x.rotation.w,
-                &x.translation.x, &x.translation.y, &x.translation.z, &x.scale.x, &x.scale.y,
-                &x.scale.z)
-      ROLLY_VEC(kTransformd, Transformd, &x.rotation.x, &x.rotation.y, &x.rotation.z, &x.rotation.w,
-                &x.translation.x, &x.translation.y, &x.translation.z, &x.scale.x, &x.scale.y,
-                &x.scale.z)
-#undef ROLLY_VEC
     case Kind::kEnum: {
       ok = in.VarintAtMost(tables_.names().size() - 1, &u);
       if (!ok) break;
@@ -315,6 +346,14 @@ Status Applier::Read(ByteReader& in, std::uint32_t saved, const Type& live, void
         live.container->resize(v, u);
       }
       if (u != live.container->size(v)) return Truncated();
+      if (IsPlain(live.element->kind)) {
+        for (std::uint64_t i = 0; i < u; ++i) {
+          if (!ReadPlain(in, live.element->kind, tables_.names(), live.container->element(v, i))) {
+            return Truncated();
+          }
+        }
+        return OkStatus();
+      }
       for (std::uint64_t i = 0; i < u; ++i) {
         ROLLY_RETURN_IF_ERROR(Read(in, t.a, *live.element, live.container->element(v, i),
                                    depth + 1, path, whole));
@@ -600,10 +639,11 @@ Status Applier::ApplyParts(const Parts& record, const reflect::ClassInfo& cls, v
   }
   messages_ = nullptr;
   if (!status.ok()) return status;
+  // Only objects whose class has an OnLoaded hook are kept for RunLoadedHooks.
   for (auto it = targets_.rbegin(); it != targets_.rend(); ++it) {
-    if (it->cls != nullptr) loaded_.push_back(*it);
+    if (it->cls != nullptr && it->cls->Plan().loaded) loaded_.push_back(*it);
   }
-  loaded_.push_back({&cls, object});
+  if (cls.Plan().loaded) loaded_.push_back({&cls, object});
   return OkStatus();
 }
 

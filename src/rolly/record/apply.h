@@ -81,6 +81,11 @@ class Applier {
     std::uint32_t saved_type = 0;
     const reflect::PlanField* field = nullptr;  // null when the class lacks it
     bool matches = false;
+    // The field's live kind and offset; plain: it matches, has no setter and is of a kind
+    // ReadPlain reads.
+    reflect::Kind kind = reflect::Kind::kBool;
+    std::uint32_t offset = 0;
+    bool plain = false;
     std::string skip_message;  // when !matches
   };
   struct Binding {

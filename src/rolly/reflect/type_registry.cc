@@ -60,6 +60,7 @@ static void MakePlan(const ClassInfo* cls, ClassPlan* plan, bool (*keep)(Propert
   }
   plan->pre_save = TypeRegistry::HasPreSave(*cls);
   plan->saved = TypeRegistry::HasSaved(*cls);
+  plan->loaded = TypeRegistry::HasLoaded(*cls);
   plan->extra = TypeRegistry::HasExtra(*cls);
 }
 
@@ -335,6 +336,13 @@ bool TypeRegistry::HasPreSave(const ClassInfo& cls) {
 bool TypeRegistry::HasSaved(const ClassInfo& cls) {
   for (const ClassInfo* c = &cls; c != nullptr; c = c->base()) {
     if (c->saved_) return true;
+  }
+  return false;
+}
+
+bool TypeRegistry::HasLoaded(const ClassInfo& cls) {
+  for (const ClassInfo* c = &cls; c != nullptr; c = c->base()) {
+    if (c->loaded_) return true;
   }
   return false;
 }

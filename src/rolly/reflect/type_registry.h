@@ -125,10 +125,12 @@ struct PlanField {
 struct ClassPlan {
   const ClassInfo* cls = nullptr;
   std::vector<PlanField> fields;
-  // Whether the class or a base has an OnPreSave hook, an OnSaved hook, a save-extra hook (the
-  // TypeRegistry::Has* answers, found once with the plan: hooks are registered before Finish).
+  // Whether the class or a base has an OnPreSave hook, an OnSaved hook, an OnLoaded hook, a
+  // save-extra hook (the TypeRegistry::Has* answers, found once with the plan: hooks are
+  // registered before Finish).
   bool pre_save = false;
   bool saved = false;
+  bool loaded = false;
   bool extra = false;
   // The field named `name` (its current name), or null.
   const PlanField* Find(Name name) const;
@@ -477,10 +479,11 @@ class TypeRegistry {
   static void RunPreSave(const ClassInfo& cls, void* object);
   static void RunSaved(const ClassInfo& cls, void* object);
   static void RunLoaded(const ClassInfo& cls, void* object);
-  // Whether `cls` or a base has an OnPreSave hook; an OnSaved hook. (ClassPlan holds both
-  // answers, found once.)
+  // Whether `cls` or a base has an OnPreSave hook; an OnSaved hook; an OnLoaded hook. (ClassPlan
+  // holds the answers, found once.)
   static bool HasPreSave(const ClassInfo& cls);
   static bool HasSaved(const ClassInfo& cls);
+  static bool HasLoaded(const ClassInfo& cls);
   // Whether `cls` or a base has a save-extra hook; HasOwnExtra: `cls` itself.
   static bool HasExtra(const ClassInfo& cls);
   static bool HasOwnExtra(const ClassInfo& cls);
