@@ -841,31 +841,24 @@ void Scene::ClearReferencesTo(const GuidSet& gone, const GuidSet& gone_ids) {
     }
     return cached->second;
   };
-  auto scrub = [&](const reflect::ObjectRef& o) {
-    if (o.cls == nullptr) return;
-    for (const auto& [offset, type] : fields_of(o.cls))
-      ClearIn(actor_base, gone, *type, static_cast<char*>(const_cast<void*>(o.object)) + offset);
+  auto scrub = [&](void* object, const Fields& fields) {
+    for (const auto& [offset, type] : fields)
+      ClearIn(actor_base, gone, *type, static_cast<char*>(object) + offset);
   };
-  // Neighbours are mostly of one class: the class and reference fields of the last dynamic type
-  // met (for actors, and for components) are kept, so most objects cost no registry look-up;
-  // objects of a class without reference fields are passed over.
-  struct Last {
-    const std::type_info* type = nullptr;
+  // Each object's class is the one kept with it (ObjectOf). A small table by class address keeps
+  // the reference fields of the classes met, so most objects cost no map look-up; objects of a
+  // class without reference fields are passed over.
+  struct Seen {
     const ClassInfo* cls = nullptr;
     const Fields* fields = nullptr;
   };
-  auto scrub_as = [&](const ClassInfo& static_class, const auto* object, Last& last) {
-    const std::type_info& type = typeid(*object);
-    if (&type != last.type) {
-      const reflect::ObjectRef o = registry_.DynamicClass(static_class, object);
-      last = {&type, o.cls, o.cls ? &fields_of(o.cls) : nullptr};
-    }
-    if (last.fields == nullptr || last.fields->empty()) return;
-    scrub({last.cls, dynamic_cast<const void*>(object)});
+  Seen seen[16];
+  auto scrub_object = [&](const world::Object& o) {
+    if (o.cls == nullptr) return;
+    Seen& slot = seen[(reinterpret_cast<std::uintptr_t>(o.cls) >> 4) % std::size(seen)];
+    if (slot.cls != o.cls) slot = {o.cls, &fields_of(o.cls)};
+    scrub(o.ptr, *slot.fields);
   };
-  const ClassInfo* actor_class = registry_.FindClass<Actor>();
-  const ClassInfo* component_class = registry_.FindClass<Component>();
-  Last last_actor, last_component;
   const auto& actors = world_->actors;
   for (std::size_t i = 0; i < actors.size(); ++i) {
     // Each actor and component is its own allocation: the actor a few ahead is asked into cache,
@@ -888,12 +881,14 @@ void Scene::ClearReferencesTo(const GuidSet& gone, const GuidSet& gone_ids) {
     }
     if (!a->owner_id.is_none() && gone_ids.Contains(a->owner_id)) a->owner_id = Guid();
     if (gone.Contains(GoneKey(a))) continue;
-    scrub_as(*actor_class, a, last_actor);
-    for (const auto& c : a->components) scrub_as(*component_class, c.get(), last_component);
+    scrub_object(ObjectOf(*a));
+    for (const auto& c : a->components) scrub_object(ObjectOf(*c));
   }
   std::vector<world::GlobalView> globals;
   ListGlobals(&globals);
-  for (const world::GlobalView& gv : globals) scrub({gv.object.cls, gv.object.ptr});
+  for (const world::GlobalView& gv : globals) {
+    if (gv.object.cls != nullptr) scrub(gv.object.ptr, fields_of(gv.object.cls));
+  }
 }
 
 // --- Building a world -------------------------------------------------------------------------
