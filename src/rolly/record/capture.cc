@@ -30,6 +30,8 @@ class Writer {
 
   Status Fields(const reflect::ClassPlan& plan, const void* object, int depth, bool whole) {
     for (const reflect::PlanField& f : plan.fields) {
+      // Most fields: a fixed-form value, written here without a call or a Status.
+      if (depth <= kMaxValueDepth && Fixed(f.type().kind, f.Address(object))) continue;
       Status s = Value(f.type(), f.Address(object), depth, whole);
       if (!s.ok()) {
         return InvalidDataError("field " + f.name().str() + ": " + std::string(s.message()));
@@ -38,42 +40,102 @@ class Writer {
     return OkStatus();
   }
 
-  Status Value(const Type& t, const void* v, int depth, bool whole) {
-    if (depth > kMaxValueDepth) return InvalidDataError("a value nests past 64 levels");
-    switch (t.kind) {
+  // Writes a value of a fixed-form kind (a number, a GUID, a colour, a time, a math type: no table
+  // entry, no failure) and returns true; false, writing nothing, for any other kind.
+  [[gnu::always_inline]] bool Fixed(Kind kind, const void* v) {
+    switch (kind) {
       case Kind::kBool:
         w_->U8(*static_cast<const bool*>(v) ? 1 : 0);
-        return OkStatus();
+        return true;
       case Kind::kInt8:
         w_->SignedVarint(*static_cast<const std::int8_t*>(v));
-        return OkStatus();
+        return true;
       case Kind::kInt16:
         w_->SignedVarint(*static_cast<const std::int16_t*>(v));
-        return OkStatus();
+        return true;
       case Kind::kInt32:
         w_->SignedVarint(*static_cast<const std::int32_t*>(v));
-        return OkStatus();
+        return true;
       case Kind::kInt64:
         w_->SignedVarint(*static_cast<const std::int64_t*>(v));
-        return OkStatus();
+        return true;
       case Kind::kUInt8:
         w_->Varint(*static_cast<const std::uint8_t*>(v));
-        return OkStatus();
+        return true;
       case Kind::kUInt16:
         w_->Varint(*static_cast<const std::uint16_t*>(v));
-        return OkStatus();
+        return true;
       case Kind::kUInt32:
         w_->Varint(*static_cast<const std::uint32_t*>(v));
-        return OkStatus();
+        return true;
       case Kind::kUInt64:
         w_->Varint(*static_cast<const std::uint64_t*>(v));
-        return OkStatus();
+        return true;
       case Kind::kFloat:
         w_->F32(*static_cast<const float*>(v));
-        return OkStatus();
+        return true;
       case Kind::kDouble:
         w_->F64(*static_cast<const double*>(v));
-        return OkStatus();
+        return true;
+      case Kind::kGuid: {
+        const auto& g = *static_cast<const Guid*>(v);
+        w_->U64(g.high());
+        w_->U64(g.low());
+        return true;
+      }
+      case Kind::kColor: {
+        const auto& c = *static_cast<const reflect::Color*>(v);
+        Floats(c.r, c.g, c.b, c.a);
+        return true;
+      }
+      case Kind::kDateTime:
+        w_->I64(static_cast<const reflect::DateTime*>(v)->ticks);
+        return true;
+      case Kind::kVector2f:
+        Vec2<float>(v);
+        return true;
+      case Kind::kVector2d:
+        Vec2<double>(v);
+        return true;
+      case Kind::kVector3f:
+        Vec3<float>(v);
+        return true;
+      case Kind::kVector3d:
+        Vec3<double>(v);
+        return true;
+      case Kind::kVector4f:
+        Vec4<float>(v);
+        return true;
+      case Kind::kVector4d:
+        Vec4<double>(v);
+        return true;
+      case Kind::kQuatf:
+        Quat<float>(v);
+        return true;
+      case Kind::kQuatd:
+        Quat<double>(v);
+        return true;
+      case Kind::kRotatorf:
+        Rot<float>(v);
+        return true;
+      case Kind::kRotatord:
+        Rot<double>(v);
+        return true;
+      case Kind::kTransformf:
+        Xform<float>(v);
+        return true;
+      case Kind::kTransformd:
+        Xform<double>(v);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  Status Value(const Type& t, const void* v, int depth, bool whole) {
+    if (depth > kMaxValueDepth) return InvalidDataError("a value nests past 64 levels");
+    if (Fixed(t.kind, v)) return OkStatus();
+    switch (t.kind) {
       case Kind::kString:
         return String(*static_cast<const std::string*>(v));
       case Kind::kSoftPath:
@@ -91,44 +153,6 @@ class Writer {
       case Kind::kText:
         needs_check_ = true;
         return Text(*static_cast<const reflect::Text*>(v), 1);
-      case Kind::kGuid: {
-        const auto& g = *static_cast<const Guid*>(v);
-        w_->U64(g.high());
-        w_->U64(g.low());
-        return OkStatus();
-      }
-      case Kind::kColor: {
-        const auto& c = *static_cast<const reflect::Color*>(v);
-        Floats(c.r, c.g, c.b, c.a);
-        return OkStatus();
-      }
-      case Kind::kDateTime:
-        w_->I64(static_cast<const reflect::DateTime*>(v)->ticks);
-        return OkStatus();
-      case Kind::kVector2f:
-        return Vec2<float>(v);
-      case Kind::kVector2d:
-        return Vec2<double>(v);
-      case Kind::kVector3f:
-        return Vec3<float>(v);
-      case Kind::kVector3d:
-        return Vec3<double>(v);
-      case Kind::kVector4f:
-        return Vec4<float>(v);
-      case Kind::kVector4d:
-        return Vec4<double>(v);
-      case Kind::kQuatf:
-        return Quat<float>(v);
-      case Kind::kQuatd:
-        return Quat<double>(v);
-      case Kind::kRotatorf:
-        return Rot<float>(v);
-      case Kind::kRotatord:
-        return Rot<double>(v);
-      case Kind::kTransformf:
-        return Xform<float>(v);
-      case Kind::kTransformd:
-        return Xform<double>(v);
       case Kind::kEnum: {
         std::int64_t number = t.enum_ops->get(v);
         Name name = t.enum_info->NameOf(number);
@@ -143,6 +167,7 @@ class Writer {
       case Kind::kStruct: {
         const reflect::ClassInfo& cls = *t.class_info;
         for (const reflect::PlanField& f : whole ? cls.WholePlan().fields : cls.Plan().fields) {
+          if (depth + 1 <= kMaxValueDepth && Fixed(f.type().kind, f.Address(v))) continue;
           Status s = Value(f.type(), f.Address(v), depth + 1, whole);
           if (!s.ok())
             return InvalidDataError("member " + f.name().str() + ": " + std::string(s.message()));
@@ -248,6 +273,8 @@ class Writer {
         }
         return OkStatus();
       }
+      default:  // the fixed-form kinds, written above
+        break;
     }
     return InvalidDataError("type " + reflect::DescribeType(t) + " is not saved by this version");
   }
@@ -287,41 +314,35 @@ class Writer {
   void Float(float f) { w_->F32(f); }
   void Float(double f) { w_->F64(f); }
   template <typename F>
-  Status Vec2(const void* v) {
+  void Vec2(const void* v) {
     const auto& x = *static_cast<const reflect::Vector2<F>*>(v);
     Floats(x.x, x.y);
-    return OkStatus();
   }
   template <typename F>
-  Status Vec3(const void* v) {
+  void Vec3(const void* v) {
     const auto& x = *static_cast<const reflect::Vector3<F>*>(v);
     Floats(x.x, x.y, x.z);
-    return OkStatus();
   }
   template <typename F>
-  Status Vec4(const void* v) {
+  void Vec4(const void* v) {
     const auto& x = *static_cast<const reflect::Vector4<F>*>(v);
     Floats(x.x, x.y, x.z, x.w);
-    return OkStatus();
   }
   template <typename F>
-  Status Quat(const void* v) {
+  void Quat(const void* v) {
     const auto& x = *static_cast<const reflect::Quat<F>*>(v);
     Floats(x.x, x.y, x.z, x.w);
-    return OkStatus();
   }
   template <typename F>
-  Status Rot(const void* v) {
+  void Rot(const void* v) {
     const auto& x = *static_cast<const reflect::Rotator<F>*>(v);
     Floats(x.pitch, x.yaw, x.roll);
-    return OkStatus();
   }
   template <typename F>
-  Status Xform(const void* v) {
+  void Xform(const void* v) {
     const auto& x = *static_cast<const reflect::Transform<F>*>(v);
     Floats(x.rotation.x, x.rotation.y, x.rotation.z, x.rotation.w, x.translation.x, x.translation.y,
            x.translation.z, x.scale.x, x.scale.y, x.scale.z);
-    return OkStatus();
   }
 
   ChunkTables* tables_;
