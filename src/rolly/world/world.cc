@@ -1201,10 +1201,12 @@ class World::Applier {
     const Guid subject = c.payload.subject(i);
     const Name saved = SavedClass(c.payload.tables(), c.payload.layout(i));
     const ActorSection a = ActorOf(section);
-    // The actor's level among those loaded, found by its text (no name is made for it).
-    const std::string_view level_text = a.level.empty() ? persistent.view() : a.level;
-    const auto level_at = std::find_if(levels.begin(), levels.end(),
-                                       [&](Name l) { return l.view() == level_text; });
+    // The actor's level among those loaded: most are in the persistent level (the first); others
+    // are found by their text (no name is made for them).
+    const auto level_at =
+        a.level.empty() ? std::find(levels.begin(), levels.end(), persistent)
+                        : std::find_if(levels.begin(), levels.end(),
+                                       [&](Name l) { return l.view() == a.level; });
     const bool level_loaded = level_at != levels.end();
     if (a.destroyed) {
       if (view != nullptr && !view->spawned) remove_.push_back(subject);
@@ -1360,11 +1362,15 @@ class World::Applier {
   };
 
   record::Applier& ApplierFor(const LoadedGame::Chunk* c) {
+    // Targets come in runs of one chunk: the last one asked for is kept.
+    if (c == last_chunk_) return *last_applier_;
     auto& slot = appliers_[c];
     if (!slot.applier) {
       slot.links = std::make_unique<ChunkLinks>(*this, *c);
       slot.applier = std::make_unique<record::Applier>(registry_, c->payload, slot.links.get());
     }
+    last_chunk_ = c;
+    last_applier_ = slot.applier.get();
     return *slot.applier;
   }
 
@@ -1407,6 +1413,8 @@ class World::Applier {
     std::unique_ptr<record::Applier> applier;
   };
   std::map<const LoadedGame::Chunk*, ChunkApply> appliers_;
+  const LoadedGame::Chunk* last_chunk_ = nullptr;
+  record::Applier* last_applier_ = nullptr;
   // The components of actor `listed_for_` (none: no list held).
   Guid listed_for_;
   std::vector<ComponentView> components_;
