@@ -43,12 +43,13 @@
 // Measured apart: zstd decompression of the file's chunks alone (ZSTD_decompressDCtx into a fresh
 // buffer, the library's way), and Scene::OpenMap of the same map without a save (the host's own
 // cost of building 95,000 placed actors from JSON, which an engine pays for any map change). The
-// target is judged on (load - decompression - OpenMap) / actors <= 300 ns: what is left is the
-// library's reading, verifying, checking, removing, respawning and applying. The same is shown
-// by the load's own clocks (LoadOutcome: read and check, then set values; the fastest run, less
-// the decompression), which leave the map's opening out rather than subtract an OpenMap measured
-// apart, whose time swings by a third between runs here. For information: format::Verify and
-// format::Read of the file, and the last load's own read/apply split.
+// target (<= 300 ns per actor) is judged by the load's own clocks (LoadOutcome: read and check,
+// then set values; the fastest run, less the decompression): the library's reading, verifying,
+// checking, removing, respawning and applying, with the map's opening left out. The difference
+// (load - decompression - OpenMap) is printed for information only: it subtracts two times of
+// 1.7 s measured apart that swing by more than the whole 0.1 s left between them, so it can even
+// come out negative. For information too: format::Verify and format::Read of the file, and the
+// last load's own read/apply split.
 //
 // Bytes: the file the store wrote (zstd level 3) / actors <= 60; raw record bytes / actors too.
 //
@@ -936,10 +937,12 @@ void PrintSummary(const CapturingReporter& rep) {
               timing("Load/OpenMapAlone").c_str(), Cell(ns_per_actor(open_map)).c_str());
   std::printf("  - zstd decompression alone       %s  %7s ns/actor\n",
               timing("Load/Decompress").c_str(), Cell(ns_per_actor(decompress)).c_str());
-  std::printf("  = the library's part             %9.2f ms  %7s ns/actor  target <= 300   %s\n",
-              load_left * 1e3, Cell(load_ns).c_str(), Mark(load_ns, 300, false));
-  // The same by the load's own clocks, which leave the map's opening out instead of subtracting
-  // an OpenMap measured apart (whose time swings by a third between runs on this machine).
+  std::printf("  = the difference, for information %9.2f ms  %7s ns/actor\n"
+              "    (inside the noise of the two 1.7 s times it subtracts; the target is judged\n"
+              "     by the load's own clocks, below)\n",
+              load_left * 1e3, Cell(load_ns).c_str());
+  // The target, by the load's own clocks, which leave the map's opening out instead of
+  // subtracting an OpenMap measured apart (whose time swings by a third between runs here).
   const double own = env->best_own_load > 0 && decompress > 0 ? env->best_own_load - decompress : 0;
   std::printf("  = by the load's own clocks        %9.2f ms  %7s ns/actor  target <= 300   %s\n"
               "    (fastest run's read + check + set values, less the decompression; the host's\n"
