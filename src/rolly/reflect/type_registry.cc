@@ -64,8 +64,13 @@ static void MakePlan(const ClassInfo* cls, ClassPlan* plan, bool (*keep)(Propert
   plan->extra = TypeRegistry::HasExtra(*cls);
 }
 
+void ClassInfo::NoteHooksRead() const {
+  for (const ClassInfo* c = this; c != nullptr; c = c->base()) c->hooks_read_.store(true);
+}
+
 const ClassPlan& ClassInfo::MakePlanOnce() const {
   std::call_once(plan_once_, [this] {
+    NoteHooksRead();
     MakePlan(this, &plan_, &IsSaved);
     plan_ready_.store(true, std::memory_order_release);
   });
@@ -74,6 +79,7 @@ const ClassPlan& ClassInfo::MakePlanOnce() const {
 
 const ClassPlan& ClassInfo::WholePlan() const {
   std::call_once(whole_plan_once_, [this] {
+    NoteHooksRead();
     MakePlan(this, &whole_plan_, [](PropertyFlags f) { return (f & kEditorOnly) == 0; });
   });
   return whole_plan_;

@@ -187,6 +187,8 @@ class ClassInfo {
   };
   // Makes the plan, once (Plan's first call).
   const ClassPlan& MakePlanOnce() const;
+  // Sets hooks_read_ on this class and its bases.
+  void NoteHooksRead() const;
 
   Name name_;
   std::type_index type_;
@@ -210,6 +212,9 @@ class ClassInfo {
   mutable std::once_flag plan_once_;
   // Set once plan_ is made.
   mutable std::atomic<bool> plan_ready_{false};
+  // Set once a plan of this class or of a class derived from it was made: the plan noted this
+  // class's hooks then, so none may be added after (checked in debug builds).
+  mutable std::atomic<bool> hooks_read_{false};
   mutable ClassPlan plan_;
   mutable std::once_flag whole_plan_once_;
   mutable ClassPlan whole_plan_;
@@ -581,8 +586,9 @@ class ClassBuilder {
   template <typename C1, typename C2>
   ClassBuilder& SaveExtra(void (C1::*write)(ExtraWriter&) const, void (C2::*read)(ExtraReader&)) {
     if (!cls_) return *this;
-    // Plans note a class's hooks when made (after Finish): hooks are registered before.
-    assert(!cls_->plan_ready_.load());
+    // Plans note the hooks of a class and its bases when made (after Finish): hooks are
+    // registered before.
+    assert(!cls_->hooks_read_.load());
     if (cls_->write_extra_) {
       registry_->Fail(InvalidInputError("class " + cls_->name_.str() + " has a save-extra hook already"));
       return *this;
@@ -610,8 +616,9 @@ class ClassBuilder {
   ClassBuilder& Hook(std::function<void(void*)> ClassInfo::*slot, void (C::*fn)()) {
     static_assert(std::is_same_v<C, T> || std::is_base_of_v<C, T>, "not a member of the class");
     if (!cls_) return *this;
-    // Plans note a class's hooks when made (after Finish): hooks are registered before.
-    assert(!cls_->plan_ready_.load());
+    // Plans note the hooks of a class and its bases when made (after Finish): hooks are
+    // registered before.
+    assert(!cls_->hooks_read_.load());
     cls_->*slot = [fn](void* o) { (static_cast<T*>(o)->*fn)(); };
     return *this;
   }

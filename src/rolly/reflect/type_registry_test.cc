@@ -396,11 +396,36 @@ TEST_F(Registered, PlansKnowTheChainsHooks) {
   const ClassPlan& door = r.FindClass(Name("Door"))->Plan();
   EXPECT_TRUE(door.pre_save);
   EXPECT_FALSE(door.saved);
+  EXPECT_TRUE(door.loaded);
   EXPECT_FALSE(door.extra);
   const ClassPlan& usable = r.FindClass(Name("Usable"))->Plan();
   EXPECT_FALSE(usable.pre_save);
   EXPECT_FALSE(usable.saved);
+  EXPECT_FALSE(usable.loaded);
   EXPECT_FALSE(usable.extra);
+}
+
+TEST(RegistryHooks, APlanSeesTheHooksOfItsBasesAlone) {
+  // Only the base has an OnLoaded hook; the derived class's plan knows it.
+  TypeRegistry reg;
+  reg.Class<Actor>("Actor").OnLoaded(&Actor::Loaded);
+  reg.Class<Door>("Door").Base<Actor>();
+  reg.Class<Usable>("Usable");
+  ASSERT_TRUE(reg.Finish().ok()) << reg.status().ToString();
+  EXPECT_TRUE(reg.FindClass(Name("Door"))->Plan().loaded);
+  EXPECT_FALSE(reg.FindClass(Name("Door"))->Plan().saved);
+}
+
+TEST(RegistryHooksDeathTest, AHookAddedAfterADerivedClassPlanIsADebugError) {
+  // The derived class's plan noted its base's hooks: one added to the base afterwards would be
+  // missed, so debug builds stop there.
+  TypeRegistry reg;
+  auto actor = reg.Class<Actor>("Actor");
+  reg.Class<Door>("Door").Base<Actor>();
+  reg.Class<Usable>("Usable");
+  ASSERT_TRUE(reg.Finish().ok()) << reg.status().ToString();
+  EXPECT_FALSE(reg.FindClass(Name("Door"))->Plan().loaded);
+  EXPECT_DEBUG_DEATH(actor.OnLoaded(&Actor::Loaded), "hooks_read_");
 }
 
 TEST_F(Registered, RedirectsGiveSavedValuesToRenamedFields) {
