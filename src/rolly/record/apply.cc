@@ -46,11 +46,23 @@ bool ReadFloats(ByteReader& in, F*... f) {
 
 // Whether values of `kind` are read by ReadPlain: no nested value, no hook, no message.
 constexpr bool IsPlain(Kind kind) {
-  return (kind <= Kind::kTransformd && kind != Kind::kText) || kind == Kind::kSoftPath;
+  switch (kind) {
+    case Kind::kBool: case Kind::kInt8: case Kind::kInt16: case Kind::kInt32: case Kind::kInt64:
+    case Kind::kUInt8: case Kind::kUInt16: case Kind::kUInt32: case Kind::kUInt64:
+    case Kind::kFloat: case Kind::kDouble: case Kind::kString: case Kind::kName:
+    case Kind::kGuid: case Kind::kColor: case Kind::kDateTime:
+    case Kind::kVector2f: case Kind::kVector2d: case Kind::kVector3f: case Kind::kVector3d:
+    case Kind::kVector4f: case Kind::kVector4d: case Kind::kQuatf: case Kind::kQuatd:
+    case Kind::kRotatorf: case Kind::kRotatord: case Kind::kTransformf: case Kind::kTransformd:
+    case Kind::kSoftPath:
+      return true;
+    default:
+      return false;
+  }
 }
 
 // Reads a value of a plain kind (IsPlain) into `v`, an object of it; false when the bytes end
-// first. `names`: the chunk's name table. Inlined where most values are read (a class's fields,
+// first or a length or name index is out of range. `names`: the chunk's name table. Inlined where most values are read (a class's fields,
 // a vector's elements), so a plain value costs no call and no Status.
 [[gnu::always_inline]] inline bool ReadPlain(ByteReader& in, Kind kind,
                                              const std::vector<Name>& names, void* v) {

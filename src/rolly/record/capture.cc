@@ -40,8 +40,8 @@ class Writer {
     return OkStatus();
   }
 
-  // Writes a value of a fixed-form kind (a number, a GUID, a colour, a time, a math type: no table
-  // entry, no failure) and returns true; false, writing nothing, for any other kind.
+  // Writes a value of a fixed-form kind (a bool or number, a GUID, a colour, a time, a math type:
+  // no table entry, no failure) and returns true; false, writing nothing, for any other kind.
   [[gnu::always_inline]] bool Fixed(Kind kind, const void* v) {
     switch (kind) {
       case Kind::kBool:
@@ -273,8 +273,14 @@ class Writer {
         }
         return OkStatus();
       }
-      default:  // the fixed-form kinds, written above
-        break;
+      case Kind::kBool: case Kind::kInt8: case Kind::kInt16: case Kind::kInt32:
+      case Kind::kInt64: case Kind::kUInt8: case Kind::kUInt16: case Kind::kUInt32:
+      case Kind::kUInt64: case Kind::kFloat: case Kind::kDouble: case Kind::kGuid:
+      case Kind::kColor: case Kind::kDateTime: case Kind::kVector2f: case Kind::kVector2d:
+      case Kind::kVector3f: case Kind::kVector3d: case Kind::kVector4f: case Kind::kVector4d:
+      case Kind::kQuatf: case Kind::kQuatd: case Kind::kRotatorf: case Kind::kRotatord:
+      case Kind::kTransformf: case Kind::kTransformd:
+        break;  // written by Fixed above; listed so a new kind is a warning here
     }
     return InvalidDataError("type " + reflect::DescribeType(t) + " is not saved by this version");
   }

@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
-#include <typeinfo>
 #include <unordered_set>
 #include <utility>
 

@@ -1156,7 +1156,7 @@ class World::Applier {
       ++at;
       ++answered;
       last = Last();
-      TakeActor(c, e.record, e.section, view, levels, persistent, &last.id);
+      TakeActor(c, e.record, e.section, view, levels, &last.id);
       if (!last.id.is_none()) last.view = view;
       take_components();
     };
@@ -1197,14 +1197,14 @@ class World::Applier {
   // Actor record `i` of `c` (its ACTR section `section`), found in the world as `view` (null:
   // not there). `*last` gets its ID when components following it may be matched against `view`.
   void TakeActor(const LoadedGame::Chunk& c, std::size_t i, ByteView section, const ActorView* view,
-                 const std::vector<Name>& levels, Name persistent, Guid* last) {
+                 const std::vector<Name>& levels, Guid* last) {
     const Guid subject = c.payload.subject(i);
     const Name saved = SavedClass(c.payload.tables(), c.payload.layout(i));
     const ActorSection a = ActorOf(section);
-    // The actor's level among those loaded: most are in the persistent level (the first); others
-    // are found by their text (no name is made for them).
+    // The actor's level among those loaded: most are in the persistent level, the first (none
+    // when no level is loaded); others are found by their text (no name is made for them).
     const auto level_at =
-        a.level.empty() ? std::find(levels.begin(), levels.end(), persistent)
+        a.level.empty() ? levels.begin()
                         : std::find_if(levels.begin(), levels.end(),
                                        [&](Name l) { return l.view() == a.level; });
     const bool level_loaded = level_at != levels.end();
