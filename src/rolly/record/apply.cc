@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "rolly/reflect/property_bag.h"
@@ -61,13 +62,29 @@ constexpr bool IsPlain(Kind kind) {
   }
 }
 
+// Reads a varint (zigzag for a signed T) into the T at `v`; when the reader fails, 0 is stored.
+template <typename T>
+bool ReadInteger(ByteReader& in, void* v) {
+  bool ok;
+  if constexpr (std::is_signed_v<T>) {
+    std::int64_t s = 0;
+    ok = in.SignedVarint(&s);
+    *static_cast<T*>(v) = static_cast<T>(s);
+  } else {
+    std::uint64_t u = 0;
+    ok = in.Varint(&u);
+    *static_cast<T*>(v) = static_cast<T>(u);
+  }
+  return ok;
+}
+
 // Reads a value of a plain kind (IsPlain) into `v`, an object of it; false when the bytes end
-// first or a length or name index is out of range. `names`: the chunk's name table. Inlined where most values are read (a class's fields,
-// a vector's elements), so a plain value costs no call and no Status.
+// first or a length or name index is out of range. `names`: the chunk's name table. Inlined where
+// most values are read (a class's fields, a vector's elements), so a plain value costs no call
+// and no Status.
 [[gnu::always_inline]] inline bool ReadPlain(ByteReader& in, Kind kind,
                                              const std::vector<Name>& names, void* v) {
   std::uint64_t u = 0;
-  std::int64_t s = 0;
   bool ok = false;
   switch (kind) {
     case Kind::kBool: {
@@ -77,37 +94,21 @@ constexpr bool IsPlain(Kind kind) {
       break;
     }
     case Kind::kInt8:
-      ok = in.SignedVarint(&s);
-      *static_cast<std::int8_t*>(v) = static_cast<std::int8_t>(s);
-      break;
+      return ReadInteger<std::int8_t>(in, v);
     case Kind::kInt16:
-      ok = in.SignedVarint(&s);
-      *static_cast<std::int16_t*>(v) = static_cast<std::int16_t>(s);
-      break;
+      return ReadInteger<std::int16_t>(in, v);
     case Kind::kInt32:
-      ok = in.SignedVarint(&s);
-      *static_cast<std::int32_t*>(v) = static_cast<std::int32_t>(s);
-      break;
+      return ReadInteger<std::int32_t>(in, v);
     case Kind::kInt64:
-      ok = in.SignedVarint(&s);
-      *static_cast<std::int64_t*>(v) = s;
-      break;
+      return ReadInteger<std::int64_t>(in, v);
     case Kind::kUInt8:
-      ok = in.Varint(&u);
-      *static_cast<std::uint8_t*>(v) = static_cast<std::uint8_t>(u);
-      break;
+      return ReadInteger<std::uint8_t>(in, v);
     case Kind::kUInt16:
-      ok = in.Varint(&u);
-      *static_cast<std::uint16_t*>(v) = static_cast<std::uint16_t>(u);
-      break;
+      return ReadInteger<std::uint16_t>(in, v);
     case Kind::kUInt32:
-      ok = in.Varint(&u);
-      *static_cast<std::uint32_t*>(v) = static_cast<std::uint32_t>(u);
-      break;
+      return ReadInteger<std::uint32_t>(in, v);
     case Kind::kUInt64:
-      ok = in.Varint(&u);
-      *static_cast<std::uint64_t*>(v) = u;
-      break;
+      return ReadInteger<std::uint64_t>(in, v);
     case Kind::kFloat:
       ok = in.F32(static_cast<float*>(v));
       break;
