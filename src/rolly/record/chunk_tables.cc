@@ -229,9 +229,8 @@ Result<std::uint32_t> ChunkTables::AddLiveType(const reflect::Type& type, int de
   return index;
 }
 
-Result<std::uint32_t> ChunkTables::AddLayout(const reflect::ClassInfo& cls, bool whole) {
+Result<std::uint32_t> ChunkTables::AddLayoutSlow(const reflect::ClassInfo& cls, bool whole) {
   LayoutHit& hit = layout_hits_[whole ? 1 : 0][LayoutHitSlot(cls)];
-  if (hit.cls == &cls) return hit.index;
   auto& index_of = layout_index_[whole ? 1 : 0];
   auto it = index_of.find(&cls);
   if (it != index_of.end()) {
