@@ -812,6 +812,13 @@ Status CheckedPayload::CheckRange(ByteReader& in, std::uint64_t from, std::uint6
     if (IsKnownObjectKind(v.kind)) {
       span.layout = v.layout;
       span.subject = v.subject;
+      // The kind, subject, layout and count take at most 1 + 16 + 5 + 1 bytes; a record holds
+      // at most 63 sections.
+      span.others = static_cast<std::uint8_t>(v.others);
+      span.prop = static_cast<std::uint32_t>(v.prop.data() - record.data());
+      span.head = static_cast<std::uint8_t>(
+          v.others == 0 ? span.prop
+                        : v.bodies[0].data() - record.data() - 4 - VarintSize(v.bodies[0].size()));
       // In `ids` order; each ID appears once in a record (ViewRecordBytes checked).
       bool asking = section_error == nullptr || section_error->ok();
       for (std::size_t k = 0; asking && k < sections.ids.size() && v.others > 0; ++k) {
@@ -957,18 +964,15 @@ inline std::uint64_t CheckedVarint(const std::uint8_t*& p) {
 
 std::uint32_t CheckedPayload::FindEach(std::size_t i, std::span<const SectionId> ids,
                                        ByteView* out) const {
-  if (!IsKnownObjectKind(spans_[i].kind)) return 0;
-  // The record was checked (its bytes cannot change since): kind and subject (17 bytes, kept in
-  // its span), layout, the count of sections other than PROP, each of them (ID, size, bytes),
-  // then PROP to the end. Each ID appears once. Read without the bounds checks of a ByteReader:
-  // every load reads each record's sections this way.
-  const std::uint8_t* p = bytes_.data() + spans_[i].offset;
-  const std::uint8_t* const end = p + spans_[i].size;
-  p += 17;
-  CheckedVarint(p);  // the layout
-  const std::uint64_t others = CheckedVarint(p);
+  const Span& span = spans_[i];
+  if (!IsKnownObjectKind(span.kind)) return 0;
+  // The record was checked (its bytes cannot change since), and its span says where its
+  // sections other than PROP begin (each an ID, a size and bytes) and where PROP does. Read
+  // without the bounds checks of a ByteReader: every load reads each record's sections this way.
+  const std::uint8_t* const record = bytes_.data() + span.offset;
+  const std::uint8_t* p = record + span.head;
   std::uint32_t found = 0;
-  for (std::uint64_t s = 0; s < others; ++s) {
+  for (std::uint32_t s = 0; s < span.others; ++s) {
     SectionId id;
     std::memcpy(id.data(), p, 4);
     p += 4;
@@ -983,7 +987,7 @@ std::uint32_t CheckedPayload::FindEach(std::size_t i, std::span<const SectionId>
   }
   for (std::size_t k = 0; k < ids.size(); ++k) {
     if (SameSection(ids[k], kPropSection)) {
-      out[k] = ByteView(p, static_cast<std::size_t>(end - p));
+      out[k] = ByteView(record + span.prop, span.size - span.prop);
       found |= std::uint32_t{1} << k;
     }
   }

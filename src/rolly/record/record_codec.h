@@ -197,6 +197,12 @@ class CheckedPayload {
     std::uint32_t size = 0;
     std::uint32_t layout = 0;
     std::uint8_t kind = 0;
+    // Where the record's parts begin, from its first byte (a record of a known kind): the
+    // sections other than PROP (`others` of them) at `head`, PROP at `prop` to the end. Kept by
+    // the check, so FindEach reads no count or layout again.
+    std::uint8_t others = 0;
+    std::uint8_t head = 0;
+    std::uint32_t prop = 0;
     Guid subject;
   };
   // The split check: true with `out` filled (`budget` charged) when both halves passed, false
