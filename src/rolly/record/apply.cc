@@ -359,17 +359,28 @@ Status Applier::Read(ByteReader& in, std::uint32_t saved, const Type& live, void
         live.container->resize(v, u);
       }
       if (u != live.container->size(v)) return Truncated();
-      if (IsPlain(live.element->kind)) {
-        for (std::uint64_t i = 0; i < u; ++i) {
-          if (!ReadPlain(in, live.element->kind, tables_.names(), live.container->element(v, i))) {
-            return Truncated();
-          }
+      if (u == 0) return OkStatus();
+      // The elements sit one after another, `size` bytes apart: walked here, plain ones read
+      // inline and structs straight into ReadFields (as Read would), without a call per element
+      // to find it.
+      const Type& element = *live.element;
+      char* at = static_cast<char*>(live.container->element(v, 0));
+      if (IsPlain(element.kind)) {
+        for (std::uint64_t i = 0; i < u; ++i, at += element.size) {
+          if (!ReadPlain(in, element.kind, tables_.names(), at)) return Truncated();
         }
         return OkStatus();
       }
-      for (std::uint64_t i = 0; i < u; ++i) {
-        ROLLY_RETURN_IF_ERROR(Read(in, t.a, *live.element, live.container->element(v, i),
-                                   depth + 1, path, whole));
+      if (element.kind == Kind::kStruct) {
+        const std::uint32_t layout = tables_.types()[t.a].a;
+        for (std::uint64_t i = 0; i < u; ++i, at += element.size) {
+          ROLLY_RETURN_IF_ERROR(
+              ReadFields(in, layout, *element.class_info, at, depth + 2, path, whole));
+        }
+        return OkStatus();
+      }
+      for (std::uint64_t i = 0; i < u; ++i, at += element.size) {
+        ROLLY_RETURN_IF_ERROR(Read(in, t.a, element, at, depth + 1, path, whole));
       }
       return OkStatus();
     }
