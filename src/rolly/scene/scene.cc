@@ -772,7 +772,7 @@ void Scene::DestroyMany(const std::vector<Guid>& ids) {
     w.by_id.Erase(id);
   }
   // Out of the array: a few found by their creation numbers (the array is sorted by them), many
-  // in one pass.
+  // in one pass that walks the sorted numbers along with the array (no look-up per actor).
   if (seqs.size() <= 16) {
     for (std::uint64_t seq : seqs) {
       auto at =
@@ -781,8 +781,11 @@ void Scene::DestroyMany(const std::vector<Guid>& ids) {
       w.actors.erase(at);
     }
   } else {
-    std::erase_if(w.actors, [&gone](const auto& entry) {
-      return gone.Contains(GoneKey(entry.second.get()));
+    std::sort(seqs.begin(), seqs.end());
+    auto next = seqs.begin();
+    std::erase_if(w.actors, [&](const auto& entry) {
+      while (next != seqs.end() && *next < entry.first) ++next;
+      return next != seqs.end() && *next == entry.first;
     });
   }
 }
