@@ -882,7 +882,7 @@ void Scene::ClearReferencesTo(const GuidSet& gone, const GuidSet& gone_ids) {
       a->attach_socket = Name();
     }
     if (!a->owner_id.is_none() && gone_ids.Contains(a->owner_id)) a->owner_id = Guid();
-    if (gone.Contains(GoneKey(a))) continue;
+    // (Those going are scrubbed too: cheaper than asking of every actor whether it goes.)
     scrub_object(ObjectOf(*a));
     for (const auto& c : a->components) scrub_object(ObjectOf(*c));
   }
