@@ -12,13 +12,6 @@
 
 namespace rolly {
 
-struct Name::Entry {
-  std::string text;
-  std::uint32_t id;
-  // Valid UTF-8 without NUL, found once when interned.
-  bool plain_text;
-};
-
 namespace {
 
 class NameTable {
@@ -65,12 +58,6 @@ std::optional<Name> Name::Find(std::string_view text) {
   if (e == nullptr) return std::nullopt;
   return Name(e);
 }
-
-std::string_view Name::view() const { return entry_ ? std::string_view(entry_->text) : ""; }
-
-std::uint32_t Name::id() const { return entry_ ? entry_->id : 0; }
-
-bool Name::is_plain_text() const { return entry_ == nullptr || entry_->plain_text; }
 
 bool Name::EqualsIgnoreCase(Name other) const {
   const std::string_view a = view(), b = other.view();

@@ -46,12 +46,26 @@ class Name {
   // Orders by text, so sorted output does not depend on interning order.
   friend std::strong_ordering operator<=>(Name a, Name b) { return a.view() <=> b.view(); }
 
-  struct Entry;
+  // An interned text, made once and never changed or freed (name.cc's table owns them). Here so
+  // that reading a Name's text, number or plainness is inline: saves and loads ask for them per
+  // value.
+  struct Entry {
+    std::string text;
+    std::uint32_t id;
+    // Valid UTF-8 without NUL, found once when interned.
+    bool plain_text;
+  };
 
  private:
   explicit Name(const Entry* entry) : entry_(entry) {}
   const Entry* entry_ = nullptr;
 };
+
+inline std::string_view Name::view() const {
+  return entry_ ? std::string_view(entry_->text) : std::string_view();
+}
+inline std::uint32_t Name::id() const { return entry_ ? entry_->id : 0; }
+inline bool Name::is_plain_text() const { return entry_ == nullptr || entry_->plain_text; }
 
 }  // namespace rolly
 
