@@ -62,7 +62,8 @@ class Name {
 };
 
 inline std::string_view Name::view() const {
-  return entry_ ? std::string_view(entry_->text) : std::string_view();
+  // None's text is "", whose data() is not null (memcpy callers rely on that).
+  return entry_ ? std::string_view(entry_->text) : std::string_view("", 0);
 }
 inline std::uint32_t Name::id() const { return entry_ ? entry_->id : 0; }
 inline bool Name::is_plain_text() const { return entry_ == nullptr || entry_->plain_text; }

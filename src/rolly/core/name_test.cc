@@ -100,6 +100,8 @@ TEST(NameTest, DefaultIsNone) {
   const Name none;
   EXPECT_TRUE(none.is_none());
   EXPECT_EQ(none.view(), "");
+  // Its text points somewhere: callers copy view().data() with memcpy, even when empty.
+  EXPECT_NE(none.view().data(), nullptr);
   EXPECT_EQ(none.str(), "");
   EXPECT_EQ(none.id(), 0u);
 }

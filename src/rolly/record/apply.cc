@@ -372,6 +372,8 @@ Status Applier::Read(ByteReader& in, std::uint32_t saved, const Type& live, void
         return OkStatus();
       }
       if (element.kind == Kind::kStruct) {
+        // As Read(element) would: its saved struct's layout, one level for the element and one
+        // for the struct.
         const std::uint32_t layout = tables_.types()[t.a].a;
         for (std::uint64_t i = 0; i < u; ++i, at += element.size) {
           ROLLY_RETURN_IF_ERROR(

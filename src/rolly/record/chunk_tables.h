@@ -214,9 +214,9 @@ class ChunkTables {
   // AddLayout past its table of hits: the index, or a new layout.
   Result<std::uint32_t> AddLayoutSlow(const reflect::ClassInfo& cls, bool whole);
   // The last layouts AddLayout answered, by class address: a capture asks for one class's layout
-  // per record, mostly of a few classes in turn. 32 slots, so that the dozen classes of a world
-  // chunk seldom share one (at 8, a quarter of a sample world's asks missed). Emptied by
-  // Rollback.
+  // per record, mostly of a few classes in turn. 32 slots, so that fewer of a world chunk's
+  // dozen classes share one than at 8 (where a quarter of the sample world's asks missed).
+  // Emptied by Rollback.
   struct LayoutHit {
     const reflect::ClassInfo* cls = nullptr;
     std::uint32_t index = 0;

@@ -812,8 +812,9 @@ Status CheckedPayload::CheckRange(ByteReader& in, std::uint64_t from, std::uint6
     if (IsKnownObjectKind(v.kind)) {
       span.layout = v.layout;
       span.subject = v.subject;
-      // The kind, subject, layout and count take at most 1 + 16 + 5 + 1 bytes; a record holds
-      // at most 63 sections.
+      // The kind, subject, layout and count take at most 1 + 16 + 5 + 1 bytes, and a record
+      // holds at most 63 sections besides PROP (so both fit a byte); PROP starts within the
+      // record, whose size fits 32 bits.
       span.others = static_cast<std::uint8_t>(v.others);
       span.prop = static_cast<std::uint32_t>(v.prop.data() - record.data());
       span.head = static_cast<std::uint8_t>(

@@ -12,6 +12,7 @@
 //   - kEnum: t.enum_ops->get/set as int64 (any underlying type); t.enum_info gives value names.
 //   - kStruct: a registered struct; t.class_info->Plan() gives its saved fields.
 //   - kVector, kArray: t.element; t.container->size / element(i); vector also resize / clear.
+//     Their elements are contiguous, t.element->size bytes apart (the codec walks them so).
 //   - kSet: t.element; iterate with for_each; clear; insert(key) moves a key in.
 //   - kMap: t.element is the key, t.mapped the value; for_each; clear; insert(key) returns the
 //     address of the mapped value (default-constructed when new).
@@ -82,7 +83,8 @@ struct ContainerOps {
   void (*clear)(void* container);
   // Resizes to `n` elements, new ones default-constructed (vector only).
   void (*resize)(void* container, std::size_t n);
-  // The address of element `i` < size (vector and array only).
+  // The address of element `i` < size (vector and array only: contiguous elements, so element
+  // i is element 0 plus i times the element type's size).
   void* (*element)(void* container, std::size_t i);
   // Set and map only: moves the key at `key` in (the key is left moved-from; the caller still
   // destroys it). Sets `*inserted` to false when the key was already there. Returns the address of

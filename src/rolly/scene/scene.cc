@@ -760,7 +760,7 @@ void Scene::DestroyMany(const std::vector<Guid>& ids) {
     }
   }
   if (gone_list.empty()) return;
-  // Other actors let go of them, in one pass however many go: attachments, owners, reference
+  // Every actor lets go of them, in one pass however many go: attachments, owners, reference
   // fields; then players.
   ClearReferencesTo(gone, gone_ids);
   for (LocalPlayer& p : w.players)

@@ -231,9 +231,10 @@ class Scene : public world::Host {
   void BeginPlayOf(Actor& actor);
   void EndAndDestroy(Actor& actor);
   void DestroyMany(const std::vector<Guid>& ids);
-  // Every actor not in `gone` (actors by address, scene.cc's GoneKey; `gone_ids` their IDs) lets
-  // go of those: attachments, owners and reference fields (its components' too), in one walk of
-  // the actors; globals' references too.
+  // Every actor, those in `gone` too (actors by address, scene.cc's GoneKey; `gone_ids` their
+  // IDs), lets go of those: attachments, owners and reference fields (its components' too), in
+  // one walk of the actors; globals' references too. So the destructors of those going see
+  // their references to each other cleared.
   void ClearReferencesTo(const GuidSet& gone, const GuidSet& gone_ids);
   world::ActorView ViewOf(const Actor& actor) const;
   world::Object ObjectOf(const reflect::ClassInfo& static_class, const void* object) const;
