@@ -30,9 +30,16 @@ class Writer {
 
   Status Fields(const reflect::ClassPlan& plan, const void* object, int depth, bool whole) {
     for (const reflect::PlanField& f : plan.fields) {
-      // Most fields: a fixed-form value, written here without a call or a Status.
-      if (depth <= kMaxValueDepth && Fixed(f.type().kind, f.Address(object))) continue;
-      Status s = Value(f.type(), f.Address(object), depth, whole);
+      // Most fields: a fixed-form value, written here without a call or a Status; the others
+      // go straight to Composite (Value would ask the depth and Fixed again).
+      Status s;
+      if (depth > kMaxValueDepth) {
+        s = Value(f.type(), f.Address(object), depth, whole);
+      } else if (Fixed(f.type().kind, f.Address(object))) {
+        continue;
+      } else {
+        s = Composite(f.type(), f.Address(object), depth, whole);
+      }
       if (!s.ok()) {
         return InvalidDataError("field " + f.name().str() + ": " + std::string(s.message()));
       }
@@ -135,6 +142,11 @@ class Writer {
   Status Value(const Type& t, const void* v, int depth, bool whole) {
     if (depth > kMaxValueDepth) return InvalidDataError("a value nests past 64 levels");
     if (Fixed(t.kind, v)) return OkStatus();
+    return Composite(t, v, depth, whole);
+  }
+
+  // A value of a kind Fixed does not write, at a depth Value allowed.
+  Status Composite(const Type& t, const void* v, int depth, bool whole) {
     switch (t.kind) {
       case Kind::kString:
         return String(*static_cast<const std::string*>(v));
@@ -168,7 +180,9 @@ class Writer {
         const reflect::ClassInfo& cls = *t.class_info;
         for (const reflect::PlanField& f : whole ? cls.WholePlan().fields : cls.Plan().fields) {
           if (depth + 1 <= kMaxValueDepth && Fixed(f.type().kind, f.Address(v))) continue;
-          Status s = Value(f.type(), f.Address(v), depth + 1, whole);
+          Status s = depth + 1 <= kMaxValueDepth
+                         ? Composite(f.type(), f.Address(v), depth + 1, whole)
+                         : Value(f.type(), f.Address(v), depth + 1, whole);
           if (!s.ok())
             return InvalidDataError("member " + f.name().str() + ": " + std::string(s.message()));
         }
@@ -195,8 +209,9 @@ class Writer {
           const char* at =
               static_cast<const char*>(t.container->element(const_cast<void*>(v), 0));
           for (std::size_t i = 0; i < n; ++i, at += element.size) {
-            if (depth + 1 <= kMaxValueDepth && Fixed(element.kind, at)) continue;
-            ROLLY_RETURN_IF_ERROR(Value(element, at, depth + 1, whole));
+            if (depth + 1 > kMaxValueDepth) return Value(element, at, depth + 1, whole);
+            if (Fixed(element.kind, at)) continue;
+            ROLLY_RETURN_IF_ERROR(Composite(element, at, depth + 1, whole));
           }
           return OkStatus();
         }
@@ -293,7 +308,7 @@ class Writer {
       case Kind::kVector3f: case Kind::kVector3d: case Kind::kVector4f: case Kind::kVector4d:
       case Kind::kQuatf: case Kind::kQuatd: case Kind::kRotatorf: case Kind::kRotatord:
       case Kind::kTransformf: case Kind::kTransformd:
-        break;  // written by Fixed above; listed so a new kind is a warning here
+        break;  // written by Fixed, asked first; listed so a new kind is a warning here
     }
     return InvalidDataError("type " + reflect::DescribeType(t) + " is not saved by this version");
   }
