@@ -226,16 +226,23 @@ bool Applier::Matches(std::uint32_t saved, const Type& live) {
   return result;
 }
 
-const Applier::Binding& Applier::Bind(std::uint32_t layout, const reflect::ClassInfo& cls,
-                                      bool whole) {
+// Inline in this file's readers: every record and struct value asks.
+[[gnu::always_inline]] inline const Applier::Binding& Applier::Bind(
+    std::uint32_t layout, const reflect::ClassInfo& cls, bool whole) {
   // The binding used last for the layout (and `whole`), by index: a chunk's records come in
   // runs of a few layouts taking turns (an actor's, then its components'), each mostly of one
   // class.
-  if (quick_.empty()) quick_.resize(tables_.layouts().size() * 2, nullptr);
   const std::size_t quick = std::size_t{layout} * 2 + (whole ? 1 : 0);
   if (quick < quick_.size() && quick_[quick] != nullptr && quick_[quick]->cls == &cls) {
     return *quick_[quick];
   }
+  return BindSlow(layout, cls, whole);
+}
+
+const Applier::Binding& Applier::BindSlow(std::uint32_t layout, const reflect::ClassInfo& cls,
+                                          bool whole) {
+  if (quick_.empty()) quick_.resize(tables_.layouts().size() * 2, nullptr);
+  const std::size_t quick = std::size_t{layout} * 2 + (whole ? 1 : 0);
   auto& slot = bindings_[std::make_tuple(layout, &cls, whole)];
   if (quick < quick_.size()) quick_[quick] = slot.get();
   if (slot) return *slot;

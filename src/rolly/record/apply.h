@@ -118,6 +118,8 @@ class Applier {
   void Message(std::string text);
 
   const Binding& Bind(std::uint32_t layout, const reflect::ClassInfo& cls, bool whole);
+  // Bind past its table of last bindings: found in the map, or made.
+  const Binding& BindSlow(std::uint32_t layout, const reflect::ClassInfo& cls, bool whole);
   bool Matches(std::uint32_t saved, const reflect::Type& live);
   // The registry's descriptor a property bag holds a value of saved type `saved` in, or null.
   const reflect::Type* LiveTypeFor(std::uint32_t saved);
