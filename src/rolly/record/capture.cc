@@ -620,33 +620,6 @@ void AppendSection(ByteSink* out, SectionId id, ByteView bytes) {
   out->LengthPrefixed(bytes);
 }
 
-std::size_t BeginSection(ByteSink* out, SectionId id) {
-  const std::size_t begun = out->size();
-  std::uint8_t* p = out->Extend(5);
-  std::memcpy(p, id.data(), 4);
-  p[4] = 0;  // the size's first byte, filled in by EndSection
-  return begun;
-}
-
-void EndSection(ByteSink* out, std::size_t begun) {
-  const std::size_t body = begun + 5;
-  const std::size_t size = out->size() - body;
-  const std::size_t room = VarintSize(size);
-  if (room > 1) {
-    // A section of 128 bytes or more: its bytes move up to make room for the longer size.
-    out->Extend(room - 1);
-    std::uint8_t* p = out->data();
-    std::memmove(p + body + room - 1, p + body, size);
-  }
-  std::uint8_t* p = out->data() + begun + 4;
-  std::uint64_t v = size;
-  while (v >= 0x80) {
-    *p++ = static_cast<std::uint8_t>(v | 0x80);
-    v >>= 7;
-  }
-  *p = static_cast<std::uint8_t>(v);
-}
-
 Result<std::uint32_t> Capturer::Capture(const reflect::ClassInfo& cls, void* object, Guid subject,
                                         RecordKind kind, const std::vector<Section>* sections) {
   if (sections == nullptr || sections->empty()) {

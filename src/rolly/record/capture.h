@@ -27,6 +27,7 @@
 #define ROLLY_RECORD_CAPTURE_H_
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -95,8 +96,32 @@ void AppendSection(ByteSink* out, SectionId id, ByteView bytes);
 // The same, for a section written in place: BeginSection writes the ID and room for the size and
 // returns where the section begins; the caller appends the section's bytes to `out`; EndSection
 // fills the size in (moving the bytes up when the size takes more than one byte).
-std::size_t BeginSection(ByteSink* out, SectionId id);
-void EndSection(ByteSink* out, std::size_t begun);
+// Inline: a save writes a section or two for each of its subjects this way.
+inline std::size_t BeginSection(ByteSink* out, SectionId id) {
+  const std::size_t begun = out->size();
+  std::uint8_t* p = out->Extend(5);
+  std::memcpy(p, id.data(), 4);
+  p[4] = 0;  // the size's first byte, filled in by EndSection
+  return begun;
+}
+inline void EndSection(ByteSink* out, std::size_t begun) {
+  const std::size_t body = begun + 5;
+  const std::size_t size = out->size() - body;
+  const std::size_t room = VarintSize(size);
+  if (room > 1) {
+    // A section of 128 bytes or more: its bytes move up to make room for the longer size.
+    out->Extend(room - 1);
+    std::uint8_t* p = out->data();
+    std::memmove(p + body + room - 1, p + body, size);
+  }
+  std::uint8_t* p = out->data() + begun + 4;
+  std::uint64_t v = size;
+  while (v >= 0x80) {
+    *p++ = static_cast<std::uint8_t>(v | 0x80);
+    v >>= 7;
+  }
+  *p = static_cast<std::uint8_t>(v);
+}
 
 class Capturer {
  public:
