@@ -41,24 +41,28 @@ bool ReadText(ByteReader& r, std::string* out) {
 }
 
 // Each half of the ID is the checksum of a prefix ("rolly.id.a:" or "rolly.id.b:") and the text.
-// The text is copied once into a buffer on the stack when it fits (every component and most
-// globals), so deriving an ID on a save's hot path allocates nothing.
+// DeriveFrom hashes `size` bytes at `buffer` whose text starts after room for the prefix (kPrefix
+// bytes), writing each prefix there in turn. Derive copies a text in once, onto the stack when
+// it fits (every component and most globals), so deriving an ID on a save's hot path allocates
+// nothing.
+constexpr std::size_t kPrefix = 11;
+Guid DeriveFrom(std::uint8_t* buffer, std::size_t size) {
+  std::memcpy(buffer, "rolly.id.a:", kPrefix);
+  const std::uint64_t high = Checksum::Of(ByteView(buffer, size)).bits();
+  std::memcpy(buffer, "rolly.id.b:", kPrefix);
+  return Guid(high, Checksum::Of(ByteView(buffer, size)).bits());
+}
 Guid Derive(std::string_view text) {
-  constexpr std::string_view kA = "rolly.id.a:";
-  constexpr std::string_view kB = "rolly.id.b:";
-  std::uint8_t stack[11 + 1100];
+  std::uint8_t stack[kPrefix + 1100];
   std::string heap;
   std::uint8_t* buffer = stack;
-  const std::size_t size = kA.size() + text.size();
+  const std::size_t size = kPrefix + text.size();
   if (size > sizeof(stack)) {
     heap.resize(size);
     buffer = reinterpret_cast<std::uint8_t*>(heap.data());
   }
-  std::memcpy(buffer + kA.size(), text.data(), text.size());
-  std::memcpy(buffer, kA.data(), kA.size());
-  const std::uint64_t high = Checksum::Of(ByteView(buffer, size)).bits();
-  std::memcpy(buffer, kB.data(), kB.size());
-  return Guid(high, Checksum::Of(ByteView(buffer, size)).bits());
+  std::memcpy(buffer + kPrefix, text.data(), text.size());
+  return DeriveFrom(buffer, size);
 }
 
 }  // namespace
@@ -238,14 +242,16 @@ Guid DeriveGlobalId(Name role, Name class_name) {
 }
 Guid DeriveRegisteredId(Name name) { return Derive("registered\n" + name.str()); }
 Guid DeriveComponentId(Guid actor, Name component) {
-  // The actor's 16 bytes as saved, then the name: no text formatting on a save's hot path.
-  char text[10 + 16 + 1024];
-  std::memcpy(text, "component\n", 10);
-  StoreU64(reinterpret_cast<std::uint8_t*>(text) + 10, actor.high());
-  StoreU64(reinterpret_cast<std::uint8_t*>(text) + 18, actor.low());
+  // "component\n", the actor's 16 bytes as saved, then the name, written once after the prefix's
+  // room: no text formatting and one copy of the name on a save's hot path.
+  std::uint8_t buffer[kPrefix + 10 + 16 + 1024];
+  std::uint8_t* p = buffer + kPrefix;
+  std::memcpy(p, "component\n", 10);
+  StoreU64(p + 10, actor.high());
+  StoreU64(p + 18, actor.low());
   const std::size_t n = std::min<std::size_t>(component.view().size(), 1024);
-  std::memcpy(text + 26, component.view().data(), n);
-  return Derive(std::string_view(text, 26 + n));
+  std::memcpy(p + 26, component.view().data(), n);
+  return DeriveFrom(buffer, kPrefix + 26 + n);
 }
 Guid DerivePlayerId(std::uint32_t index, PlayerPart part) {
   return Derive("player\n" + std::to_string(index) + "\n" +
