@@ -170,7 +170,7 @@ class ByteSink {
   // Drops the bytes after the first `size` (at most size()).
   void Truncate(std::size_t size) { size_ = std::min(size, size_); }
   // Makes room for `n` more bytes: no later append of at most `n` bytes grows the buffer (a
-  // Varint asks for 10 bytes of room, however few it writes).
+  // Varint of more than one byte, or with no room left, asks for 10, however few it writes).
   void Reserve(std::size_t n) {
     if (capacity_ - size_ < n) Grow(n);
   }
@@ -190,6 +190,15 @@ class ByteSink {
   void F32(float v) { U32(std::bit_cast<std::uint32_t>(v)); }
   void F64(double v) { U64(std::bit_cast<std::uint64_t>(v)); }
   void Varint(std::uint64_t v) {
+    // Most varints written are one byte (counts, table indexes): that case inline, the rest in
+    // VarintLong.
+    if (v < 0x80 && size_ < capacity_) {
+      data_[size_++] = static_cast<std::uint8_t>(v);
+      return;
+    }
+    VarintLong(v);
+  }
+  void VarintLong(std::uint64_t v) {
     Reserve(10);
     std::uint8_t* p = data_ + size_;
     std::uint8_t* const first = p;
