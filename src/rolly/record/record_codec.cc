@@ -948,53 +948,6 @@ bool CheckedPayload::Find(std::size_t i, SectionId id, ByteView* out) const {
   return FindEach(i, std::span<const SectionId>(&id, 1), out) != 0;
 }
 
-namespace {
-
-// A varint at `p` of bytes the structure check accepted (so whole, in its shortest form); `p`
-// moves past it.
-inline std::uint64_t CheckedVarint(const std::uint8_t*& p) {
-  std::uint64_t v = 0;
-  for (int shift = 0;; shift += 7) {
-    const std::uint8_t b = *p++;
-    v |= static_cast<std::uint64_t>(b & 0x7F) << shift;
-    if (b < 0x80) return v;
-  }
-}
-
-}  // namespace
-
-std::uint32_t CheckedPayload::FindEach(std::size_t i, std::span<const SectionId> ids,
-                                       ByteView* out) const {
-  const Span& span = spans_[i];
-  if (!IsKnownObjectKind(span.kind)) return 0;
-  // The record was checked (its bytes cannot change since), and its span says where its
-  // sections other than PROP begin (each an ID, a size and bytes) and where PROP does. Read
-  // without the bounds checks of a ByteReader: every load reads each record's sections this way.
-  const std::uint8_t* const record = bytes_.data() + span.offset;
-  const std::uint8_t* p = record + span.head;
-  std::uint32_t found = 0;
-  for (std::uint32_t s = 0; s < span.others; ++s) {
-    SectionId id;
-    std::memcpy(id.data(), p, 4);
-    p += 4;
-    const std::size_t size = static_cast<std::size_t>(CheckedVarint(p));
-    for (std::size_t k = 0; k < ids.size(); ++k) {
-      if (SameSection(id, ids[k])) {
-        out[k] = ByteView(p, size);
-        found |= std::uint32_t{1} << k;
-      }
-    }
-    p += size;
-  }
-  for (std::size_t k = 0; k < ids.size(); ++k) {
-    if (SameSection(ids[k], kPropSection)) {
-      out[k] = ByteView(record + span.prop, span.size - span.prop);
-      found |= std::uint32_t{1} << k;
-    }
-  }
-  return found;
-}
-
 Record CheckedPayload::Get(std::size_t i) const {
   Record r;
   Read(i, &r);
