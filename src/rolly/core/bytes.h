@@ -259,13 +259,15 @@ class ByteReader {
     *v = static_cast<std::int64_t>(u);
     return true;
   }
-  bool F32(float* v) {
+  // (F32, F64 and Fixed are forced inline: readers of math types call them many times over,
+  // where the compiler would otherwise stop inlining.)
+  [[gnu::always_inline]] bool F32(float* v) {
     std::uint32_t bits;
     if (!U32(&bits)) return false;
     std::memcpy(v, &bits, sizeof bits);
     return true;
   }
-  bool F64(double* v) {
+  [[gnu::always_inline]] bool F64(double* v) {
     std::uint64_t bits;
     if (!U64(&bits)) return false;
     std::memcpy(v, &bits, sizeof bits);
@@ -318,7 +320,7 @@ class ByteReader {
  private:
   bool SlowVarint(std::uint64_t* v);
   template <typename T>
-  bool Fixed(T* v) {
+  [[gnu::always_inline]] bool Fixed(T* v) {
     if (!ok_ || sizeof(T) > bytes_.size() - pos_) return Fail();
     const std::uint8_t* b = bytes_.data() + pos_;
     pos_ += sizeof(T);
