@@ -198,17 +198,6 @@ class ByteSink {
     }
     VarintLong(v);
   }
-  void VarintLong(std::uint64_t v) {
-    Reserve(10);
-    std::uint8_t* p = data_ + size_;
-    std::uint8_t* const first = p;
-    while (v >= 0x80) {
-      *p++ = static_cast<std::uint8_t>(v | 0x80);
-      v >>= 7;
-    }
-    *p++ = static_cast<std::uint8_t>(v);
-    size_ += static_cast<std::size_t>(p - first);
-  }
   void SignedVarint(std::int64_t v) { Varint(ZigZagEncode(v)); }
   void Raw(ByteView bytes) {
     if (bytes.empty()) return;  // a null data() is never handed to memcpy
@@ -225,6 +214,18 @@ class ByteSink {
   Bytes ToBytes() const { return Bytes(data_, data_ + size_); }
 
  private:
+  // Varint's bytes past the inline case: any value, room made first.
+  void VarintLong(std::uint64_t v) {
+    Reserve(10);
+    std::uint8_t* p = data_ + size_;
+    std::uint8_t* const first = p;
+    while (v >= 0x80) {
+      *p++ = static_cast<std::uint8_t>(v | 0x80);
+      v >>= 7;
+    }
+    *p++ = static_cast<std::uint8_t>(v);
+    size_ += static_cast<std::size_t>(p - first);
+  }
   // Grows to room for at least `n` more bytes: twice the capacity, or more when `n` asks.
   void Grow(std::size_t n);
 

@@ -226,7 +226,7 @@ bool Applier::Matches(std::uint32_t saved, const Type& live) {
   return result;
 }
 
-// Inline in this file's readers: every record and struct value asks.
+// Inline in ReadFields: every record and struct value asks.
 [[gnu::always_inline]] inline const Applier::Binding& Applier::Bind(
     std::uint32_t layout, const reflect::ClassInfo& cls, bool whole) {
   // The binding used last for the layout (and `whole`), by index: a chunk's records come in

@@ -117,7 +117,8 @@ class Applier {
   static std::string PathText(const Path* path);
   void Message(std::string text);
 
-  const Binding& Bind(std::uint32_t layout, const reflect::ClassInfo& cls, bool whole);
+  // Inline (defined in apply.cc, its only user): every record and struct value asks.
+  inline const Binding& Bind(std::uint32_t layout, const reflect::ClassInfo& cls, bool whole);
   // Bind past its table of last bindings: found in the map, or made.
   const Binding& BindSlow(std::uint32_t layout, const reflect::ClassInfo& cls, bool whole);
   bool Matches(std::uint32_t saved, const reflect::Type& live);

@@ -208,8 +208,8 @@ class Writer {
           const Type& element = *t.element;
           const char* at =
               static_cast<const char*>(t.container->element(const_cast<void*>(v), 0));
+          if (depth + 1 > kMaxValueDepth) return Value(element, at, depth + 1, whole);  // nests
           for (std::size_t i = 0; i < n; ++i, at += element.size) {
-            if (depth + 1 > kMaxValueDepth) return Value(element, at, depth + 1, whole);
             if (Fixed(element.kind, at)) continue;
             ROLLY_RETURN_IF_ERROR(Composite(element, at, depth + 1, whole));
           }
@@ -400,9 +400,10 @@ struct Parts {
 // Writes PROP (into parts->prop), INLN and EXTR of `object`. `pre_save` runs OnPreSave on each
 // owned object before it is read; `owned_out` gets the owned objects in INLN order. Inline in
 // its two callers: Capturer::Capture runs it for every record.
-[[gnu::always_inline]] inline Status WriteParts(const reflect::ClassInfo& cls, const void* object, ChunkTables* tables,
-                  ObjectLinks* links, bool pre_save, Parts* parts, bool* needs_check,
-                  std::vector<reflect::ObjectRef>* owned_out) {
+[[gnu::always_inline]] inline Status WriteParts(const reflect::ClassInfo& cls, const void* object,
+                                                ChunkTables* tables, ObjectLinks* links,
+                                                bool pre_save, Parts* parts, bool* needs_check,
+                                                std::vector<reflect::ObjectRef>* owned_out) {
   const reflect::ClassPlan& plan = cls.Plan();
   Writer writer(tables, links);
   writer.Start(parts->prop);

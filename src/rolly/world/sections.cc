@@ -43,9 +43,10 @@ bool ReadText(ByteReader& r, std::string* out) {
 // Each half of the ID is the checksum of a prefix ("rolly.id.a:" or "rolly.id.b:") and the text.
 // DeriveFrom hashes `size` bytes at `buffer` whose text starts after room for the prefix (kPrefix
 // bytes), writing each prefix there in turn. Derive copies a text in once, onto the stack when
-// it fits (every component and most globals), so deriving an ID on a save's hot path allocates
-// nothing.
+// it fits (most globals and registered objects), so deriving an ID allocates nothing then;
+// DeriveComponentId writes its text in place.
 constexpr std::size_t kPrefix = 11;
+static_assert(sizeof("rolly.id.a:") - 1 == kPrefix && sizeof("rolly.id.b:") - 1 == kPrefix);
 Guid DeriveFrom(std::uint8_t* buffer, std::size_t size) {
   std::memcpy(buffer, "rolly.id.a:", kPrefix);
   const std::uint64_t high = Checksum::Of(ByteView(buffer, size)).bits();
@@ -244,12 +245,12 @@ Guid DeriveRegisteredId(Name name) { return Derive("registered\n" + name.str());
 Guid DeriveComponentId(Guid actor, Name component) {
   // "component\n", the actor's 16 bytes as saved, then the name, written once after the prefix's
   // room: no text formatting and one copy of the name on a save's hot path.
-  std::uint8_t buffer[kPrefix + 10 + 16 + 1024];
+  std::uint8_t buffer[kPrefix + 10 + 16 + kMaxText];
   std::uint8_t* p = buffer + kPrefix;
   std::memcpy(p, "component\n", 10);
   StoreU64(p + 10, actor.high());
   StoreU64(p + 18, actor.low());
-  const std::size_t n = std::min<std::size_t>(component.view().size(), 1024);
+  const std::size_t n = std::min(component.view().size(), kMaxText);
   std::memcpy(p + 26, component.view().data(), n);
   return DeriveFrom(buffer, kPrefix + 26 + n);
 }
