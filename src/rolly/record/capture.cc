@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -16,6 +18,46 @@ namespace {
 using reflect::Kind;
 using reflect::Type;
 
+// A copy (ObjectCopies) is its head (its size in bytes, then its class's program's number, 4 bytes
+// each), its image (the bytes of the object that hold its saved fields), then its side items, in
+// the order writing meets their fields: a string or soft path is its size (4 bytes) and bytes; a
+// vector its element count (4 bytes), then its elements as they lie in memory, from the next
+// 8-byte boundary; a reference a tag, then the record index (4 bytes, kSameChunk) or the subject
+// ID (16 bytes, kOtherChunk). Copies begin at 8-byte boundaries.
+constexpr std::uint8_t kNoTarget = 0;
+constexpr std::uint8_t kSameChunk = 1;
+constexpr std::uint8_t kOtherChunk = 2;
+constexpr std::size_t kCopyAlign = 8;
+constexpr std::size_t kCopyHead = 8;
+
+inline std::size_t RoundCopy(std::size_t n) { return (n + kCopyAlign - 1) & ~(kCopyAlign - 1); }
+template <typename P>
+inline P* AlignCopy(P* p) {
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  return p + (RoundCopy(at) - at);
+}
+
+// Whether a string can be saved: UTF-8 of at most kMaxStringBytes, without NUL.
+bool Savable(std::string_view s) {
+  return s.size() <= kMaxStringBytes && IsValidUtf8(s) && s.find('\0') == std::string::npos;
+}
+
+// The kinds Writer::Fixed writes: a copy holds them as they lie in memory.
+bool IsFixedForm(Kind kind) {
+  switch (kind) {
+    case Kind::kBool: case Kind::kInt8: case Kind::kInt16: case Kind::kInt32:
+    case Kind::kInt64: case Kind::kUInt8: case Kind::kUInt16: case Kind::kUInt32:
+    case Kind::kUInt64: case Kind::kFloat: case Kind::kDouble: case Kind::kGuid:
+    case Kind::kColor: case Kind::kDateTime: case Kind::kVector2f: case Kind::kVector2d:
+    case Kind::kVector3f: case Kind::kVector3d: case Kind::kVector4f: case Kind::kVector4d:
+    case Kind::kQuatf: case Kind::kQuatd: case Kind::kRotatorf: case Kind::kRotatord:
+    case Kind::kTransformf: case Kind::kTransformd:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Writes values by their descriptors. Owned objects met are queued (INLN is written in the order
 // they are met, PROP's first); `needs_check` tells whether the record holds a value the file's
 // budget counts.
@@ -25,20 +67,32 @@ class Writer {
 
   // Starts writing into `out`; the record's element count goes on across calls.
   void Start(ByteSink* out) { w_ = out; }
+  // Writes from a copy (ObjectCopies): fields are read from the copy's image, and strings,
+  // vectors and references from `side`, in the order they are met.
+  void StartCopy(ByteSink* out, const std::uint8_t* side) {
+    w_ = out;
+    side_ = side;
+  }
   bool needs_check() const { return needs_check_; }
   std::vector<reflect::ObjectRef>& owned() { return owned_; }
 
-  Status Fields(const reflect::ClassPlan& plan, const void* object, int depth, bool whole) {
-    for (const reflect::PlanField& f : plan.fields) {
+  // `places` (a copy's): where each field is in `object` (the copy's image), instead of its
+  // offset.
+  Status Fields(const reflect::ClassPlan& plan, const void* object, int depth, bool whole,
+                const std::uint32_t* places = nullptr) {
+    for (std::size_t i = 0; i < plan.fields.size(); ++i) {
+      const reflect::PlanField& f = plan.fields[i];
+      const void* v = places == nullptr ? f.Address(object)
+                                        : static_cast<const char*>(object) + places[i];
       // Most fields: a fixed-form value, written here without a call or a Status; the others
       // go straight to Composite (Value would ask the depth and Fixed again).
       Status s;
       if (depth > kMaxValueDepth) {
-        s = Value(f.type(), f.Address(object), depth, whole);
-      } else if (Fixed(f.type().kind, f.Address(object))) {
+        s = Value(f.type(), v, depth, whole);
+      } else if (Fixed(f.type().kind, v)) {
         continue;
       } else {
-        s = Composite(f.type(), f.Address(object), depth, whole);
+        s = Composite(f.type(), v, depth, whole);
       }
       if (!s.ok()) {
         return InvalidDataError("field " + f.name().str() + ": " + std::string(s.message()));
@@ -149,8 +203,10 @@ class Writer {
   Status Composite(const Type& t, const void* v, int depth, bool whole) {
     switch (t.kind) {
       case Kind::kString:
+        if (side_ != nullptr) return CopiedString();
         return String(*static_cast<const std::string*>(v));
       case Kind::kSoftPath:
+        if (side_ != nullptr) return CopiedString();
         return String(static_cast<const reflect::SoftPath*>(v)->path);
       case Kind::kName: {
         const Name& name = *static_cast<const Name*>(v);
@@ -198,6 +254,7 @@ class Writer {
       case Kind::kArray:
       case Kind::kSet:
       case Kind::kMap: {
+        if (side_ != nullptr && t.kind == Kind::kVector) return CopiedVector(t, depth, whole);
         std::size_t n = t.container->size(v);
         ROLLY_RETURN_IF_ERROR(CountElements(n));
         if (t.kind != Kind::kArray) w_->Varint(n);
@@ -251,6 +308,7 @@ class Writer {
         return OkStatus();
       }
       case Kind::kReference: {
+        if (side_ != nullptr) return CopiedReference();
         const void* p = t.pointer->get(v);
         if (p == nullptr) {
           w_->Varint(0);
@@ -314,6 +372,45 @@ class Writer {
   }
 
  private:
+  // The side items of a copy (ObjectCopies::Program says how Capturer::Copy writes them).
+  Status CopiedString() {
+    const std::uint32_t n = LoadLE<std::uint32_t>(side_);
+    w_->LengthPrefixed(ByteView(side_ + 4, n));
+    side_ += 4 + n;
+    return OkStatus();
+  }
+  Status CopiedVector(const Type& t, int depth, bool whole) {
+    const std::uint32_t n = LoadLE<std::uint32_t>(side_);
+    side_ += 4;
+    ROLLY_RETURN_IF_ERROR(CountElements(n));
+    w_->Varint(n);
+    if (n == 0) return OkStatus();
+    const Type& element = *t.element;
+    const std::uint8_t* at = AlignCopy(side_);
+    side_ = at + n * element.size;
+    if (depth + 1 > kMaxValueDepth) return Value(element, at, depth + 1, whole);  // nests
+    for (std::size_t i = 0; i < n; ++i, at += element.size) {
+      if (Fixed(element.kind, at)) continue;
+      ROLLY_RETURN_IF_ERROR(Composite(element, at, depth + 1, whole));
+    }
+    return OkStatus();
+  }
+  Status CopiedReference() {
+    const std::uint8_t tag = *side_++;
+    if (tag == kNoTarget) {
+      w_->Varint(0);
+    } else if (tag == kSameChunk) {
+      w_->Varint(std::uint64_t{LoadLE<std::uint32_t>(side_)} * 2 + 1);
+      side_ += 4;
+    } else {
+      const Guid id(LoadLE<std::uint64_t>(side_), LoadLE<std::uint64_t>(side_ + 8));
+      side_ += 16;
+      ROLLY_ASSIGN_OR_RETURN(std::uint32_t index, tables_->AddRef(id));
+      w_->Varint(std::uint64_t{index} * 2 + 2);
+    }
+    return OkStatus();
+  }
+
   Status CountElements(std::uint64_t n) {
     if (n > kMaxElementsPerRecord - elements_) {
       return InvalidDataError("more than 16,777,216 elements in a record");
@@ -334,7 +431,7 @@ class Writer {
   }
 
   Status String(const std::string& s) {
-    if (s.size() > kMaxStringBytes || !IsValidUtf8(s) || s.find('\0') != std::string::npos) {
+    if (!Savable(s)) {
       return InvalidDataError("a string of " + std::to_string(s.size()) +
                               " bytes is not UTF-8 of at most 1,048,576 bytes without NUL");
     }
@@ -382,6 +479,7 @@ class Writer {
   ChunkTables* tables_;
   ObjectLinks* links_;
   ByteSink* w_ = nullptr;
+  const std::uint8_t* side_ = nullptr;
   std::uint64_t elements_ = 0;
   bool needs_check_ = false;
   std::vector<reflect::ObjectRef> owned_;
@@ -507,6 +605,17 @@ std::uint8_t* WriteHeader(std::uint8_t* p, RecordKind kind, Guid subject, std::u
   if (parts.has_inln) p = PutSection(p, kOwnedSection, parts.inln.view());
   if (parts.has_extra) p = PutSection(p, kExtraSection, AsBytes(std::string_view(parts.extra)));
   return PutRaw(p, parts.more.bytes);
+}
+
+// Writes the record (head, then PROP) into `out`, whose record BeginRecord began with the size
+// HeaderSize and PROP's make.
+void WriteRecord(ByteSink& out, RecordKind kind, Guid subject, std::uint32_t layout,
+                 const Parts& parts) {
+  const std::size_t head = HeaderSize(layout, parts);
+  std::uint8_t* const begun = out.Extend(head + parts.prop->size());
+  std::uint8_t* const prop = WriteHeader(begun, kind, subject, layout, parts);
+  assert(prop == begun + head);
+  PutRaw(prop, parts.prop->view());
 }
 
 Record ToRecord(RecordKind kind, Guid subject, std::uint32_t layout, const Parts& parts) {
@@ -670,20 +779,343 @@ Result<std::uint32_t> Capturer::Capture(const reflect::ClassInfo& cls, void* obj
                                    ": a load would refuse it: " + std::string(s.message())));
     }
   }
-  // Written straight into the chunk: the record's size first, so the head's is worked out.
-  const std::size_t head = HeaderSize(layout, parts);
-  ByteSink& out = chunk_->BeginRecord(head + scratch_.size());
-  std::uint8_t* const begun = out.Extend(head + scratch_.size());
-  std::uint8_t* const prop = WriteHeader(begun, kind, subject, layout, parts);
-  assert(prop == begun + head);
-  PutRaw(prop, scratch_.view());
+  WriteRecord(chunk_->BeginRecord(HeaderSize(layout, parts) + scratch_.size()), kind, subject,
+              layout, parts);
+  Remember(cls, object, owned);
+  return chunk_->record_count();
+}
+
+void Capturer::Remember(const reflect::ClassInfo& cls, void* object,
+                        const std::vector<reflect::ObjectRef>& owned) {
   const std::size_t before = captured_.size();
   for (auto it = owned.rbegin(); it != owned.rend(); ++it) {
     if (it->cls->Plan().saved) captured_.push_back(*it);
   }
-  if (plan.saved) captured_.push_back({&cls, object});
+  if (cls.Plan().saved) captured_.push_back({&cls, object});
   last_remembered_ = captured_.size() != before;
   if (last_remembered_) ends_.push_back(static_cast<std::uint32_t>(captured_.size()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Captures in two halves
+
+namespace {
+// A field a copy's image does not hold: a string, soft path, vector or reference.
+struct SideItem {
+  std::uint32_t offset = 0;  // in the object
+  const Type* type = nullptr;
+};
+}  // namespace
+
+// How a class's objects are copied.
+struct ObjectCopies::Program {
+  const reflect::ClassInfo* cls = nullptr;
+  std::uint32_t number = 0;  // in programs_
+  bool copyable = false;
+  // The image: runs of the object's bytes, each from an 8-byte boundary of the object to one of
+  // the image (so fields keep their alignment), `size` bytes in all.
+  struct Run {
+    std::uint32_t from = 0;
+    std::uint32_t to = 0;
+    std::uint32_t size = 0;
+  };
+  std::vector<Run> runs;
+  std::uint32_t size = 0;
+  // Where each of the plan's fields is in the image (0 for one held wholly by a side item).
+  std::vector<std::uint32_t> places;
+  std::vector<SideItem> side;
+};
+
+namespace {
+
+// Copies are kept in blocks of this size (a larger copy gets a block of its own).
+constexpr std::size_t kCopyBlock = std::size_t{1} << 18;
+// Struct nesting past this, or an image larger than this, is captured whole.
+constexpr int kMaxCopyDepth = 32;
+constexpr std::size_t kMaxImage = std::size_t{1} << 16;
+
+// Whether a value of `t` lies wholly in its own bytes, so that a copy's image holds it.
+bool InPlace(const Type& t, int depth) {
+  if (depth > kMaxCopyDepth || t.align > kCopyAlign) return false;
+  if (IsFixedForm(t.kind) || t.kind == Kind::kEnum || t.kind == Kind::kName) return true;
+  if (t.kind == Kind::kArray) return InPlace(*t.element, depth + 1);
+  if (t.kind != Kind::kStruct) return false;
+  for (const reflect::PlanField& f : t.class_info->Plan().fields) {
+    if (!InPlace(f.type(), depth + 1)) return false;
+  }
+  return true;
+}
+
+// Adds the side items of a value of `t` at `offset` in its object; false when it is not copied.
+bool AddSide(const Type& t, std::uint32_t offset, int depth, std::vector<SideItem>* side) {
+  if (InPlace(t, depth)) return true;
+  if (depth > kMaxCopyDepth || t.align > kCopyAlign) return false;
+  switch (t.kind) {
+    case Kind::kString:
+    case Kind::kSoftPath:
+    case Kind::kReference:
+      side->push_back({offset, &t});
+      return true;
+    case Kind::kVector:
+      if (!InPlace(*t.element, depth + 1)) return false;
+      side->push_back({offset, &t});
+      return true;
+    case Kind::kStruct:
+      for (const reflect::PlanField& f : t.class_info->Plan().fields) {
+        if (!AddSide(f.type(), offset + f.offset, depth + 1, side)) return false;
+      }
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether a field is held wholly by a side item (the image need not hold its bytes).
+bool WhollySide(Kind kind) {
+  return kind == Kind::kString || kind == Kind::kSoftPath || kind == Kind::kVector ||
+         kind == Kind::kReference;
+}
+
+// memcpy, inline for the few bytes most runs are.
+[[gnu::always_inline]] inline void CopyBytes(std::uint8_t* to, const char* from, std::size_t n) {
+  // 8 to 32 bytes: as many from each end, overlapping in the middle.
+  if (n >= 8 && n <= 16) {
+    std::uint64_t head, tail;
+    std::memcpy(&head, from, 8);
+    std::memcpy(&tail, from + n - 8, 8);
+    std::memcpy(to, &head, 8);
+    std::memcpy(to + n - 8, &tail, 8);
+  } else if (n > 16 && n <= 32) {
+    std::uint64_t head[2], tail[2];
+    std::memcpy(head, from, 16);
+    std::memcpy(tail, from + n - 16, 16);
+    std::memcpy(to, head, 16);
+    std::memcpy(to + n - 16, tail, 16);
+  } else if (n != 0) {
+    std::memcpy(to, from, n);
+  }
+}
+
+const std::string& StringAt(const Type& t, const void* at) {
+  return t.kind == Kind::kSoftPath ? static_cast<const reflect::SoftPath*>(at)->path
+                                   : *static_cast<const std::string*>(at);
+}
+
+// Why Capture would refuse `object`, in its words: its writer is run on the object (into
+// throwaway tables) to find the field.
+[[gnu::cold, gnu::noinline]] Status Refusal(const reflect::ClassInfo& cls, const void* object, ObjectLinks* links) {
+  ChunkTables tables;
+  ByteSink sink;
+  Writer writer(&tables, links);
+  writer.Start(&sink);
+  Status s = writer.Fields(cls.Plan(), object, 1, false);
+  return InvalidDataError("class " + cls.name().str() + " " +
+                          (s.ok() ? std::string("cannot be copied") : std::string(s.message())));
+}
+
+}  // namespace
+
+ObjectCopies::ObjectCopies() = default;
+ObjectCopies::~ObjectCopies() = default;
+
+const ObjectCopies::Program* ObjectCopies::FindProgram(const reflect::ClassInfo& cls,
+                                                       std::size_t slot) {
+  recent_cls_[slot] = &cls;
+  const Program*& recent = recent_[slot];
+  for (const auto& p : programs_) {
+    if (p->cls == &cls) return recent = p->copyable ? p.get() : nullptr;
+  }
+  auto program = std::make_unique<Program>();
+  program->cls = &cls;
+  program->number = static_cast<std::uint32_t>(programs_.size());
+  const reflect::ClassPlan& plan = cls.Plan();
+  bool copyable = !plan.extra;
+  // The fields the image holds, by offset, made into runs: a field within kRunGap bytes of the
+  // run before joins it.
+  constexpr std::size_t kRunGap = 16;
+  std::vector<std::size_t> held;
+  for (std::size_t i = 0; i < plan.fields.size(); ++i) {
+    const reflect::PlanField& f = plan.fields[i];
+    copyable = copyable && AddSide(f.type(), f.offset, 1, &program->side);
+    if (!WhollySide(f.type().kind)) held.push_back(i);
+  }
+  std::sort(held.begin(), held.end(), [&](std::size_t x, std::size_t y) {
+    return plan.fields[x].offset < plan.fields[y].offset;
+  });
+  program->places.assign(plan.fields.size(), 0);
+  std::size_t image = 0;
+  for (std::size_t i : held) {
+    const reflect::PlanField& f = plan.fields[i];
+    const std::size_t end = std::size_t{f.offset} + f.type().size;
+    Program::Run* run = program->runs.empty() ? nullptr : &program->runs.back();
+    if (run == nullptr || f.offset > std::size_t{run->from} + run->size + kRunGap) {
+      image = RoundCopy(image);
+      const std::size_t from = f.offset & ~(kCopyAlign - 1);
+      program->runs.push_back({static_cast<std::uint32_t>(from),
+                               static_cast<std::uint32_t>(image), 0});
+      run = &program->runs.back();
+    }
+    const std::size_t size = std::max<std::size_t>(run->size, end - run->from);
+    image += size - run->size;
+    run->size = static_cast<std::uint32_t>(size);
+    program->places[i] = static_cast<std::uint32_t>(run->to + (f.offset - run->from));
+  }
+  if (copyable && image <= kMaxImage) {
+    program->copyable = true;
+    program->size = static_cast<std::uint32_t>(image);
+  } else {
+    program->runs.clear();
+    program->places.clear();
+    program->side.clear();
+  }
+  programs_.push_back(std::move(program));
+  return recent = programs_.back()->copyable ? programs_.back().get() : nullptr;
+}
+
+void ObjectCopies::NewBlock(std::size_t size) {
+  Block block;
+  block.size = RoundCopy(std::max(kCopyBlock, size));
+  block.units.reset(new std::uint64_t[block.size / sizeof(std::uint64_t)]);
+  blocks_.push_back(std::move(block));
+}
+
+const std::uint8_t* ObjectCopies::Oldest() {
+  // Past the end of a block: on to the next, letting the passed one go.
+  while (read_at_ == blocks_[read_block_].used) {
+    blocks_[read_block_++] = Block();
+    read_at_ = 0;
+  }
+  return blocks_[read_block_].data() + read_at_;
+}
+
+void ObjectCopies::Pass(std::size_t size) {
+  read_at_ += size;
+  ++passed_;
+}
+
+Status Capturer::Copy(const reflect::ClassInfo& cls, void* object, ObjectCopies* copies) {
+  const ObjectCopies::Program* const program = copies->ProgramOf(cls);
+  if (program == nullptr) {
+    return InvalidInputError("objects of class " + cls.name().str() + " are not copied");
+  }
+  if (cls.Plan().pre_save) reflect::TypeRegistry::RunPreSave(cls, object);
+  const char* const base = static_cast<const char*>(object);
+  // The room it takes: the head, the image, the side items.
+  std::size_t size = kCopyHead + RoundCopy(program->size);
+  std::uint64_t elements = 0;
+  for (const SideItem& item : program->side) {
+    const void* at = base + item.offset;
+    switch (item.type->kind) {
+      case Kind::kVector: {
+        const std::size_t n = item.type->container->size(at);
+        elements += n;
+        if (elements > kMaxElementsPerRecord) return Refusal(cls, object, links_);
+        size += 4 + kCopyAlign + n * item.type->element->size;
+        break;
+      }
+      case Kind::kReference:
+        size += 17;
+        break;
+      default: {
+        const std::string& s = StringAt(*item.type, at);
+        if (s.size() > kMaxStringBytes) return Refusal(cls, object, links_);
+        size += 4 + s.size();
+        break;
+      }
+    }
+  }
+  size = RoundCopy(size);
+  std::uint8_t* const begun = copies->Room(size);
+  StoreLE<std::uint32_t>(begun, static_cast<std::uint32_t>(size));
+  StoreLE<std::uint32_t>(begun + 4, program->number);
+  for (const ObjectCopies::Program::Run& run : program->runs) {
+    CopyBytes(begun + kCopyHead + run.to, base + run.from, run.size);
+  }
+  std::uint8_t* p = begun + kCopyHead + RoundCopy(program->size);
+  for (const SideItem& item : program->side) {
+    const void* at = base + item.offset;
+    const Type& t = *item.type;
+    if (t.kind == Kind::kVector) {
+      const std::size_t n = t.container->size(at);
+      StoreLE<std::uint32_t>(p, static_cast<std::uint32_t>(n));
+      p += 4;
+      if (n == 0) continue;
+      p = AlignCopy(p);
+      const std::size_t bytes = n * t.element->size;
+      std::memcpy(p, t.container->element(const_cast<void*>(at), 0), bytes);
+      p += bytes;
+    } else if (t.kind == Kind::kReference) {
+      const void* target = t.pointer->get(at);
+      std::optional<LinkTarget> found;
+      if (target != nullptr) {
+        if (links_ == nullptr) return Refusal(cls, object, links_);
+        found = links_->Locate(*t.class_info, target);
+      }
+      if (!found) {
+        *p++ = kNoTarget;
+      } else if (found->record != 0) {
+        *p++ = kSameChunk;
+        StoreLE<std::uint32_t>(p, found->record);
+        p += 4;
+      } else {
+        *p++ = kOtherChunk;
+        StoreLE<std::uint64_t>(p, found->id.high());
+        StoreLE<std::uint64_t>(p + 8, found->id.low());
+        p += 16;
+      }
+    } else {
+      const std::string& s = StringAt(t, at);
+      if (!Savable(s)) return Refusal(cls, object, links_);
+      StoreLE<std::uint32_t>(p, static_cast<std::uint32_t>(s.size()));
+      if (!s.empty()) std::memcpy(p + 4, s.data(), s.size());
+      p += 4 + s.size();
+    }
+  }
+  assert(p <= begun + size);
+  copies->Commit(size);
+  if (cls.Plan().saved) {
+    Remember(cls, object, {});
+  } else {
+    last_remembered_ = false;
+  }
+  return OkStatus();
+}
+
+Result<std::uint32_t> Capturer::CaptureCopy(ObjectCopies* copies, Guid subject, RecordKind kind,
+                                            const EncodedSections& more) {
+  if (copies->pending() == 0) return InvalidInputError("no copy is pending");
+  const std::uint8_t* const begun = copies->Oldest();
+  const std::uint32_t size = LoadLE<std::uint32_t>(begun);
+  const ObjectCopies::Program& program = *copies->programs_[LoadLE<std::uint32_t>(begun + 4)];
+  // Passed whatever happens: the next call reads the next copy.
+  copies->Pass(size);
+  if (!IsKnownObjectKind(static_cast<std::uint8_t>(kind))) {
+    return InvalidInputError("records of kind TABLES are not captured");
+  }
+  if (more.count != 0 || !more.bytes.empty()) ROLLY_RETURN_IF_ERROR(WalkSections(more));
+  const reflect::ClassInfo& cls = *program.cls;
+  const std::uint8_t* const image = begun + kCopyHead;
+  ChunkTables& tables = chunk_->tables();
+  const ChunkTables::Mark mark = tables.GetMark();
+  Result<std::uint32_t> layout = tables.AddLayout(cls);
+  if (!layout.ok()) {
+    tables.Rollback(mark);
+    return layout.status();
+  }
+  scratch_.clear();
+  Writer writer(&tables, nullptr);
+  writer.StartCopy(&scratch_, image + RoundCopy(program.size));
+  Status s = writer.Fields(cls.Plan(), image, 1, false, program.places.data());
+  if (!s.ok()) {
+    tables.Rollback(mark);
+    return InvalidDataError("class " + cls.name().str() + " " + std::string(s.message()));
+  }
+  assert(!writer.needs_check());  // nothing a copy holds is counted by the file's budget
+  Parts parts;
+  parts.prop = &scratch_;
+  parts.more = more;
+  WriteRecord(chunk_->BeginRecord(HeaderSize(*layout, parts) + scratch_.size()), kind, subject,
+              *layout, parts);
   return chunk_->record_count();
 }
 

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "rolly/core/bytes.h"
@@ -123,6 +124,82 @@ inline void EndSection(ByteSink* out, std::size_t begun) {
   *p = static_cast<std::uint8_t>(v);
 }
 
+// Objects captured in two halves (Capturer::Copy, then Capturer::CaptureCopy), so that the thread
+// that owns them only copies: each copy holds the bytes of the object's saved fields as they lie
+// in the object, then its strings, its vectors' elements and its references (resolved), until its
+// record is written from it on any thread, byte for byte the record Capture would write. Records
+// are written from the copies in the order the copies were made, each copy let go of once passed.
+//
+// Only objects of a plain class are copied (CanCopy): no save-extra hook, no alignment past 8
+// bytes, and every saved field (at any depth of structs) a bool, number, GUID, colour, time, math
+// type, name, enum, string, soft path or reference, a struct of those, or a vector or array whose
+// elements are bools, numbers, GUIDs, colours, times, math types, names, enums or structs of
+// those. Texts, maps, sets, optionals, owned objects, instanced structs and property bags are
+// captured whole by Capture.
+//
+// Thread rules: used by one thread at a time (copies made on one thread are written on another
+// once handed over with the usual happens-before, such as a queue or a join).
+class ObjectCopies {
+ public:
+  ObjectCopies();
+  ~ObjectCopies();
+  ObjectCopies(const ObjectCopies&) = delete;
+  ObjectCopies& operator=(const ObjectCopies&) = delete;
+
+  // Whether objects of `cls` (as `cls`) can be copied. Found once per class.
+  bool CanCopy(const reflect::ClassInfo& cls) { return ProgramOf(cls) != nullptr; }
+  // The copies made whose records were not written yet.
+  std::size_t pending() const { return made_ - passed_; }
+
+ private:
+  friend class Capturer;
+  struct Program;
+  // Copies are kept in blocks of units of 8 bytes (the copies' alignment).
+  struct Block {
+    std::unique_ptr<std::uint64_t[]> units;
+    std::size_t size = 0;  // in bytes
+    std::size_t used = 0;
+    std::uint8_t* data() const { return reinterpret_cast<std::uint8_t*>(units.get()); }
+  };
+
+  // How objects of `cls` are copied; null when they are not. Inline: a save asks once per subject
+  // when it lists them, and again when it copies them.
+  const Program* ProgramOf(const reflect::ClassInfo& cls) {
+    const std::uint64_t hash = reinterpret_cast<std::uintptr_t>(&cls) * 0x9E3779B97F4A7C15ull;
+    const std::size_t slot = static_cast<std::size_t>(hash >> 58);
+    if (recent_cls_[slot] == &cls) return recent_[slot];
+    return FindProgram(cls, slot);
+  }
+  const Program* FindProgram(const reflect::ClassInfo& cls, std::size_t slot);
+  // Room for a copy of `size` bytes (a multiple of 8) after the last; nothing is counted as used
+  // until Commit.
+  std::uint8_t* Room(std::size_t size) {
+    if (blocks_.empty() || blocks_.back().size - blocks_.back().used < size) NewBlock(size);
+    return blocks_.back().data() + blocks_.back().used;
+  }
+  void Commit(std::size_t size) {
+    blocks_.back().used += size;
+    ++made_;
+  }
+  void NewBlock(std::size_t size);
+  // The oldest copy not passed (there must be one); Pass goes past it, letting go of each block
+  // once every copy in it is passed.
+  const std::uint8_t* Oldest();
+  void Pass(std::size_t size);
+
+  std::vector<Block> blocks_;
+  // The oldest copy not passed: in block read_block_, at read_at_.
+  std::size_t read_block_ = 0;
+  std::size_t read_at_ = 0;
+  std::size_t made_ = 0;
+  std::size_t passed_ = 0;
+  std::vector<std::unique_ptr<Program>> programs_;
+  // The programs found last, in 64 slots by a hash of their class's address (null for a class
+  // not copied).
+  const reflect::ClassInfo* recent_cls_[64] = {};
+  const Program* recent_[64] = {};
+};
+
 class Capturer {
  public:
   // `links` resolves references (null: a non-null reference is refused with InvalidData). Both
@@ -141,6 +218,23 @@ class Capturer {
   // 0x7E), repeats or is PROP, INLN or EXTR, or there are more than 61.
   Result<std::uint32_t> Capture(const reflect::ClassInfo& cls, void* object, Guid subject,
                                 RecordKind kind, const EncodedSections& more);
+  // The first half of a capture in two halves (ObjectCopies), on the thread that may read
+  // `object` (of `cls`): runs OnPreSave, copies what the record needs into `copies` (references
+  // found through the links now), and remembers the object for OnSaved as Capture does.
+  // InvalidInput for a class copies->CanCopy refuses. InvalidData, copying nothing, for a string
+  // Capture would refuse, vectors holding more elements than a record holds, or a reference set
+  // when the capturer has no links, with Capture's message. What else Capture would refuse (an
+  // enum number without a name, arrays' elements past that bound, a bound of the chunk's tables)
+  // CaptureCopy refuses.
+  Status Copy(const reflect::ClassInfo& cls, void* object, ObjectCopies* copies);
+  // The second half, on any thread: writes the record of the oldest copy in `copies` not written
+  // yet, for `subject`, appended to the chunk as Capture would have written it when the copy was
+  // made (`more` as for Capture); no hook runs. The copy is passed (and its memory let go of once
+  // its block's copies are all passed), refused or not. Returns the record's index in the
+  // payload. InvalidInput when no copy is pending, or as Capture for `kind` and `more`; a refusal
+  // leaves the chunk as it was.
+  Result<std::uint32_t> CaptureCopy(ObjectCopies* copies, Guid subject, RecordKind kind,
+                                    const EncodedSections& more);
   // Runs OnSaved on the objects captured since the last call (owned objects first, then their
   // owner, in capture order) and forgets them. Call only after the write succeeded. `keep` (may be
   // null: all are kept) is asked right before each capture's hooks run, with its number among the
@@ -157,6 +251,10 @@ class Capturer {
   bool last_remembered() const { return last_remembered_; }
 
  private:
+  // Notes `object` and the objects it owns (in INLN order) for OnSaved, as a capture does.
+  void Remember(const reflect::ClassInfo& cls, void* object,
+                const std::vector<reflect::ObjectRef>& owned);
+
   ChunkWriter* chunk_;
   ObjectLinks* links_;
   // The objects with OnSaved hooks, in the order their hooks run.
