@@ -1734,6 +1734,47 @@ TEST_F(SaveLoadTest, ACaptureThatRefusesWritesNothingAndTheSlotKeepsItsSave) {
   EXPECT_THAT(LoadNow(*b, "fresh"), StatusIs(StatusCode::kNotFound));
 }
 
+// The sample world's chunk is captured in two halves (WorldCapture): a door whose state has no
+// enum name passes its step (a copy does not look at enum numbers) and is refused when its record
+// is written from the copy, off the game thread. The save fails the same way: InvalidData naming
+// the door, nothing written, no OnSaved, and the world untouched.
+TEST_F(SaveLoadTest, ACopiedSubjectRefusedOffTheGameThreadWritesNothing) {
+  auto a = PlayedGame(30);
+  Settings settings;
+  ASSERT_OK(a->saves.world().Register(Name("settings"),
+                                      {registry_->FindClass<Settings>(), &settings}));
+  ASSERT_OK(SaveNow(*a, "s"));
+  EXPECT_EQ(settings.saved, 1);
+  ASSERT_OK_AND_ASSIGN(auto first, Capture(*a));
+  Door* door = nullptr;
+  a->scene.ForEachActor([&](Actor& x) {
+    if (!door) door = dynamic_cast<Door*>(&x);
+  });
+  ASSERT_NE(door, nullptr);
+  door->state = static_cast<DoorState>(7);
+  a->scene.GetSubsystem<QuestLog>()->quests.clear();  // a change that must not reach the slot
+  RecordingEvents events;
+  a->saves.SetEvents(&events);
+  EXPECT_THAT(SaveNow(*a, "s"),
+              StatusIs(StatusCode::kInvalidData,
+                       AllOf(HasSubstr("Door " + door->id.ToString()), HasSubstr("DoorState"))));
+  EXPECT_THAT(events.log, ElementsAre("SaveFinished s InvalidData"));
+  a->saves.SetEvents(nullptr);
+  EXPECT_EQ(settings.saved, 1) << "no OnSaved for a save not written";
+  EXPECT_EQ(static_cast<int>(door->state), 7);
+
+  // The slot still holds the first save.
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kMap));
+  Settings loaded_settings;
+  ASSERT_OK(b->saves.world().Register(Name("settings"),
+                                      {registry_->FindClass<Settings>(), &loaded_settings}));
+  ASSERT_OK(LoadNow(*b, "s"));
+  AddBackpacks(b->scene, Backpacks(a->scene));
+  ASSERT_OK_AND_ASSIGN(auto loaded, Capture(*b));
+  EXPECT_SAME_WORLD(first, loaded);
+}
+
 // A long name (a level, socket or component name over 1,024 bytes) refuses the capture too.
 TEST_F(SaveLoadTest, ACaptureOfALongSocketNameIsInvalidData) {
   auto a = NewGame();

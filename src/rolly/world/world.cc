@@ -205,7 +205,39 @@ struct WorldCapture::ChunkState {
   std::unordered_map<std::string, std::uint32_t> tombstone_layouts;
   // The captures that remembered objects for OnSaved, in the capturer's order.
   std::vector<Hooked> hooked;
+  // Its subjects are copied by the steps, their records written by CapturedWorld::Make.
+  bool copied = false;
 };
+
+namespace {
+
+// Appends the record of a placed actor destroyed in play: no values, its class named by a layout
+// of no fields (one per class, in `layouts`).
+Status AddTombstone(record::ChunkWriter& writer,
+                    std::unordered_map<std::string, std::uint32_t>& layouts, Guid id, Name cls,
+                    const record::EncodedSections& sections) {
+  record::ChunkTables& tables = writer.tables();
+  auto [it, fresh] = layouts.try_emplace(cls.str(), 0);
+  if (fresh) {
+    Result<std::uint32_t> name = tables.AddName(cls);
+    if (!name.ok()) {
+      layouts.erase(it);
+      return name.status();
+    }
+    it->second = tables.AppendLayout(record::Layout{*name, {}});
+  }
+  record::Record r;
+  r.kind = static_cast<std::uint8_t>(RecordKind::kActor);
+  r.subject = id;
+  r.layout = it->second;
+  r.sections.push_back({record::kPropSection, {}});
+  ForEachSection(sections, [&](record::SectionId section, ByteView bytes) {
+    r.sections.push_back({section, Bytes(bytes.begin(), bytes.end())});
+  });
+  return writer.Add(r);
+}
+
+}  // namespace
 
 // Where each subject is saved: references between saved objects become record indexes (same
 // chunk) or subject IDs. Objects are found by address in one table (open addressing) whose slots
@@ -506,15 +538,23 @@ void WorldCapture::Gather() {
     }
   }
   // Every subject's address, in one pass once all are listed: the table's slots are scattered, so
-  // each is asked into cache a few subjects ahead (a later subject of the same address wins).
+  // each is asked into cache a few subjects ahead (a later subject of the same address wins). The
+  // same pass finds the chunks copied: those whose subjects are all of plain classes.
+  copies_ = std::make_unique<record::ObjectCopies>();
+  for (auto& c : chunks_) c->copied = true;
   links_->Reserve(subjects_.size());
   for (std::size_t i = 0; i < subjects_.size(); ++i) {
     if (i + kSlotAhead < subjects_.size() && subjects_[i + kSlotAhead].object) {
       links_->Prefetch(subjects_[i + kSlotAhead].object.ptr);
     }
-    if (subjects_[i].object) links_->Add(subjects_[i].object.ptr, static_cast<std::uint32_t>(i));
+    const Subject& s = subjects_[i];
+    if (!s.object) continue;
+    links_->Add(s.object.ptr, static_cast<std::uint32_t>(i));
+    if (!copies_->CanCopy(*s.object.cls)) chunks_[s.chunk]->copied = false;
   }
   total_ = subjects_.size();
+  copied_ = std::any_of(chunks_.begin(), chunks_.end(), [](const auto& c) { return c->copied; });
+  if (!copied_) copies_.reset();
 }
 
 Status WorldCapture::Step() {
@@ -549,35 +589,31 @@ Status WorldCapture::Step() {
   const Subject& s = subjects_[next_];
   ChunkState& c = *chunks_[s.chunk];
   links_->SetChunk(s.chunk);
-  // The blocks of sections before this subject's are done with.
-  while (sections_freed_ < s.section_block) section_blocks_[sections_freed_++] = ByteSink();
+  // The blocks of sections before this subject's are done with (unless Make reads them).
+  while (!copied_ && sections_freed_ < s.section_block) {
+    section_blocks_[sections_freed_++] = ByteSink();
+  }
   const record::EncodedSections sections{
       ByteView(section_blocks_[s.section_block].data() + s.section_at, s.section_size),
       s.section_count};
   if (!s.tombstone_class.is_none()) {
-    // A placed actor destroyed in play: a record of no values, its class named by a layout of no
-    // fields.
-    record::ChunkTables& tables = c.writer->tables();
-    auto [it, fresh] = c.tombstone_layouts.try_emplace(s.tombstone_class.str(), 0);
-    if (fresh) {
-      ROLLY_ASSIGN_OR_RETURN(std::uint32_t name, tables.AddName(s.tombstone_class));
-      it->second = tables.AppendLayout(record::Layout{name, {}});
+    // A placed actor destroyed in play (a copied chunk's is written by Make).
+    if (!c.copied) {
+      ROLLY_RETURN_IF_ERROR(
+          AddTombstone(*c.writer, c.tombstone_layouts, s.id, s.tombstone_class, sections));
     }
-    record::Record r;
-    r.kind = static_cast<std::uint8_t>(RecordKind::kActor);
-    r.subject = s.id;
-    r.layout = it->second;
-    r.sections.push_back({record::kPropSection, {}});
-    ForEachSection(sections, [&](record::SectionId id, ByteView bytes) {
-      r.sections.push_back({id, Bytes(bytes.begin(), bytes.end())});
-    });
-    ROLLY_RETURN_IF_ERROR(c.writer->Add(r));
   } else {
-    Result<std::uint32_t> index =
-        c.capturer->Capture(*s.object.cls, s.object.ptr, s.id, s.kind, sections);
-    if (!index.ok()) {
-      return Status(index.status().code(), Describe(s.object.cls->name(), s.id) + ": " +
-                                               std::string(index.status().message()));
+    auto refused = [&s](const Status& status) {
+      return Status(status.code(), Describe(s.object.cls->name(), s.id) + ": " +
+                                       std::string(status.message()));
+    };
+    if (c.copied) {
+      Status copied = c.capturer->Copy(*s.object.cls, s.object.ptr, copies_.get());
+      if (!copied.ok()) return refused(copied);
+    } else {
+      Result<std::uint32_t> index =
+          c.capturer->Capture(*s.object.cls, s.object.ptr, s.id, s.kind, sections);
+      if (!index.ok()) return refused(index.status());
     }
     if (c.capturer->last_remembered()) {
       // Who it is, from the sections the capture wrote (they were encoded from the host's views).
@@ -616,8 +652,15 @@ struct CapturedWorld::Rep {
     ChunkId id{};
     std::string key;
     std::unique_ptr<record::ChunkWriter> writer;
+    // Its records are written from copies (WriteCopies), with these tombstone layouts.
+    bool copied = false;
+    std::unordered_map<std::string, std::uint32_t> tombstone_layouts;
   };
   std::vector<Out> chunks;
+  // The copies of the copied chunks' subjects, and the subjects' sections (when a chunk is
+  // copied).
+  std::unique_ptr<record::ObjectCopies> copies;
+  std::vector<ByteSink> section_blocks;
   // What the writers charge.
   std::unique_ptr<record::FileBudget> budget;
   std::vector<WorldCapture::Subject> subjects;
@@ -635,6 +678,8 @@ struct CapturedWorld::Rep {
     }
     return false;
   }
+  // Writes the copied chunks' records, from their copies.
+  Status WriteCopies();
   // Writes level memory's records into the world chunk (a save's only); notes the actors in them.
   Status KeepRemembered(GuidSet& captured, GuidSet* remembered_actors);
   Result<std::vector<WorldChunk>> Make();
@@ -662,16 +707,54 @@ Result<CapturedWorld> WorldCapture::Detach() {
   rep->levels = world_.host().Levels();
   rep->held = world_.held();
   for (const World::LevelMemory& m : world_.level_memory_) rep->memory.emplace_back(m.level, m.records);
-  // What only the steps needed goes now.
+  // What only the steps needed goes now; the copies and the sections Make writes them with go
+  // with the records.
   links_.reset();
+  if (copied_) rep->section_blocks = std::move(section_blocks_);
   section_blocks_ = std::vector<ByteSink>();
+  rep->copies = std::move(copies_);
   rep->subjects = std::move(subjects_);
   subjects_ = std::vector<Subject>();
   rep->budget = std::move(budget_);
   // Each chunk's Capturer keeps a pointer to the writer moved out here; it writes nothing more (the
   // capture is done, so Step returns at once), and keeps only what RunSavedHooks and Forget use.
-  for (auto& c : chunks_) rep->chunks.push_back({c->id, c->key, std::move(c->writer)});
+  for (auto& c : chunks_) {
+    rep->chunks.push_back({c->id, c->key, std::move(c->writer), c->copied,
+                           std::move(c->tombstone_layouts)});
+  }
   return CapturedWorld(std::move(rep));
+}
+
+Status CapturedWorld::Rep::WriteCopies() {
+  if (copies == nullptr) return OkStatus();
+  // Each copied chunk's records, in the order the steps listed them (their indexes were given
+  // then, and the copies were made in it), the copies and sections let go of as they are passed.
+  std::vector<std::unique_ptr<record::Capturer>> capturers(chunks.size());
+  std::size_t sections_freed = 0;
+  for (const WorldCapture::Subject& s : subjects) {
+    Out& c = chunks[s.chunk];
+    if (!c.copied) continue;
+    while (sections_freed < s.section_block) section_blocks[sections_freed++] = ByteSink();
+    const record::EncodedSections sections{
+        ByteView(section_blocks[s.section_block].data() + s.section_at, s.section_size),
+        s.section_count};
+    if (!s.tombstone_class.is_none()) {
+      ROLLY_RETURN_IF_ERROR(
+          AddTombstone(*c.writer, c.tombstone_layouts, s.id, s.tombstone_class, sections));
+      continue;
+    }
+    std::unique_ptr<record::Capturer>& capturer = capturers[s.chunk];
+    if (!capturer) capturer = std::make_unique<record::Capturer>(c.writer.get());
+    Result<std::uint32_t> index = capturer->CaptureCopy(copies.get(), s.id, s.kind, sections);
+    if (!index.ok()) {
+      return Status(index.status().code(), Describe(s.object.cls->name(), s.id) + ": " +
+                                               std::string(index.status().message()));
+    }
+    assert(*index == s.record);
+  }
+  copies.reset();
+  section_blocks = std::vector<ByteSink>();
+  return OkStatus();
 }
 
 Result<std::vector<WorldChunk>> WorldCapture::Finish() {
@@ -680,6 +763,7 @@ Result<std::vector<WorldChunk>> WorldCapture::Finish() {
 }
 
 Result<std::vector<WorldChunk>> CapturedWorld::Rep::Make() {
+  ROLLY_RETURN_IF_ERROR(WriteCopies());
   const bool whole = only_level.is_none();
   std::vector<WorldChunk> out;
   // Records of the held save whose objects are not there now are written back.

@@ -151,18 +151,20 @@ class LoadedGame {
 };
 
 // A finished capture's records, made into chunks off the game thread. WorldCapture::Detach takes
-// them out of the capture (quick, on the game thread); Make joins them into chunks with the
-// records a save keeps of objects not there now (from the save the World holds, and from level
-// memory). Make touches no game object, no host and no World: it may run on any thread while the
-// game plays, once. The registry of the World it came from must outlive it. Move-only.
+// them out of the capture (quick, on the game thread); Make writes the records of the chunks the
+// steps copied (record::ObjectCopies), then joins them into chunks with the records a save keeps
+// of objects not there now (from the save the World holds, and from level memory). Make touches
+// no game object, no host and no World: it may run on any thread while the game plays, once. The
+// registry of the World it came from must outlive it. Move-only.
 class CapturedWorld {
  public:
   CapturedWorld(CapturedWorld&&) noexcept;
   CapturedWorld& operator=(CapturedWorld&&) noexcept;
   ~CapturedWorld();
 
-  // The chunks: captured records, then the kept ones. InvalidData when a kept record does not
-  // fit the file's bounds. Call once.
+  // The chunks: captured records, then the kept ones. InvalidData when a copied subject cannot
+  // be saved as it is (an enum number without a name, a bound of the file; the message names the
+  // subject as Step's do) or a kept record does not fit the file's bounds. Call once.
   Result<std::vector<WorldChunk>> Make();
 
  private:
@@ -173,6 +175,12 @@ class CapturedWorld {
 };
 
 // A save in progress: the subjects to capture, listed when it began, captured one at a time.
+//
+// A chunk whose subjects are all of plain classes (record::ObjectCopies: no texts, maps, sets,
+// optionals, owned objects, instanced structs, property bags or save-extra hooks) is captured in
+// two halves: a step copies its subject's saved fields (and resolves its references), and
+// CapturedWorld::Make writes the records from the copies, off the game thread. Any other chunk's
+// records are written by the steps. The files are the same either way.
 class WorldCapture {
  public:
   ~WorldCapture();
@@ -182,8 +190,9 @@ class WorldCapture {
   std::size_t total() const { return total_; }
   std::size_t captured() const { return next_; }
   bool done() const { return next_ >= total(); }
-  // Captures the next subject (running its pre-save hooks). InvalidData when the subject cannot be
-  // saved as it is (the whole save then fails and writes nothing).
+  // Captures (or copies) the next subject, running its pre-save hooks. InvalidData when the
+  // subject cannot be saved as it is (the whole save then fails and writes nothing); what a copy
+  // does not show, Make refuses.
   Status Step();
   // Captures every subject left.
   Status Run();
@@ -231,9 +240,13 @@ class WorldCapture {
   std::size_t total_ = 0;
   std::size_t next_ = 0;
   // The world sections of every subject, encoded when it was listed (Subject::section_block), in
-  // blocks; those before the current step's are let go of.
+  // blocks; those before the current step's are let go of, unless a chunk is copied (Make needs
+  // them then).
   std::vector<ByteSink> section_blocks_;
   std::size_t sections_freed_ = 0;
+  // The copies of the copied chunks' subjects (null when no chunk is copied).
+  std::unique_ptr<record::ObjectCopies> copies_;
+  bool copied_ = false;
   Status gather_error_;
   bool detached_ = false;
   // A level's capture for level memory (World::OnLevelRemoved): only that level's actors,
