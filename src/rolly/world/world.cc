@@ -461,7 +461,7 @@ void WorldCapture::Gather() {
   // ID after the walk, their slots asked into cache a few ahead; a run of them longer than the
   // window looks one up at once to find the cursor again.
   const std::vector<World::PlacedActor>& placed_actors = world_.placed_;
-  std::vector<bool> seen(placed_actors.size());
+  std::vector<std::uint8_t> seen(placed_actors.size());  // bytes: cheaper to set than bits
   {
     constexpr std::size_t kWindow = 8;
     std::vector<Guid> unmatched;
@@ -472,7 +472,7 @@ void WorldCapture::Gather() {
       std::size_t k = cursor;
       while (k < end && placed_actors[k].id != id) ++k;
       if (k < end) {
-        seen[k] = true;
+        seen[k] = 1;
         cursor = k + 1;
         run = 0;
         continue;
@@ -483,7 +483,7 @@ void WorldCapture::Gather() {
       }
       run = 0;
       if (const std::uint32_t* at = world_.placed_index_.Find(id)) {
-        seen[*at] = true;
+        seen[*at] = 1;
         cursor = *at + 1;
       }
     }
@@ -491,7 +491,7 @@ void WorldCapture::Gather() {
       if (i + kSlotAhead < unmatched.size()) {
         world_.placed_index_.Prefetch(unmatched[i + kSlotAhead]);
       }
-      if (const std::uint32_t* at = world_.placed_index_.Find(unmatched[i])) seen[*at] = true;
+      if (const std::uint32_t* at = world_.placed_index_.Find(unmatched[i])) seen[*at] = 1;
     }
   }
   std::vector<const World::PlacedActor*> gone;
