@@ -1775,6 +1775,37 @@ TEST_F(SaveLoadTest, ACopiedSubjectRefusedOffTheGameThreadWritesNothing) {
   EXPECT_SAME_WORLD(first, loaded);
 }
 
+// Each component's record has the ID its identity derives (DeriveComponentId of its actor's ID
+// and its name), whether its chunk is copied by the steps and written off the game thread (the
+// sample world) or written by the steps (a world holding a class that is not plain: a hoard owns
+// its coins). A component's ID is derived late in both.
+TEST_F(SaveLoadTest, ComponentIdsAreTheDerivedOnesWhetherTheChunkIsCopiedOrNot) {
+  auto g = PlayedGame(30);
+  auto check = [&](std::size_t* components) {
+    ASSERT_OK_AND_ASSIGN(auto chunks, Capture(*g));
+    for (const world::WorldChunk& c : chunks) {
+      if (c.id != world::kWorldChunk) continue;
+      ASSERT_OK_AND_ASSIGN(record::CheckedPayload payload,
+                           record::CheckedPayload::Check(c.payload));
+      for (std::size_t i = 0; i < payload.size(); ++i) {
+        ByteView section;
+        if (!payload.Find(i, world::kComponentSection, &section)) continue;
+        ASSERT_OK_AND_ASSIGN(world::ComponentSection comp, world::DecodeComponent(section));
+        EXPECT_EQ(payload.subject(i), world::DeriveComponentId(comp.actor, Name(comp.name)))
+            << comp.name;
+        ++*components;
+      }
+    }
+  };
+  std::size_t copied = 0;
+  check(&copied);
+  EXPECT_GT(copied, 10u);
+  ASSERT_OK(g->scene.SpawnActor<Hoard>().status());
+  std::size_t stepped = 0;
+  check(&stepped);
+  EXPECT_EQ(stepped, copied);
+}
+
 // A long name (a level, socket or component name over 1,024 bytes) refuses the capture too.
 TEST_F(SaveLoadTest, ACaptureOfALongSocketNameIsInvalidData) {
   auto a = NewGame();

@@ -151,10 +151,15 @@ const LoadedGame::Chunk* LoadedGame::Find(ChunkId id, std::string_view key) cons
 // subject is listed, into the capture's one section buffer, so listing 100,000 actors makes no
 // allocation per subject.
 struct WorldCapture::Subject {
+  // None for a component until Id() is asked (its two XXH3 hashes are left to the steps of a chunk
+  // not copied, and to Make for a copied one).
   Guid id;
   Object object;
-  // A placed actor destroyed in play: its class name (no object).
-  Name tombstone_class;
+  // A placed actor destroyed in play (the only subject without an object): its class name. A
+  // component: its name.
+  Name name;
+  // A component: its actor's index in the subjects.
+  std::uint32_t actor = 0;
   // Its sections, in the record's form (record::EncodedSections): `section_size` bytes of block
   // `section_block` of section_blocks_, at `section_at`.
   std::uint32_t section_block = 0;
@@ -165,6 +170,13 @@ struct WorldCapture::Subject {
   std::uint16_t chunk = 0;
   RecordKind kind = RecordKind::kObject;
   std::uint8_t section_count = 0;
+
+  bool tombstone() const { return !object; }
+  // Its ID; `all` is the list it is in.
+  Guid Id(const std::vector<Subject>& all) const {
+    if (kind != RecordKind::kComponent || !id.is_none()) return id;
+    return DeriveComponentId(all[actor].id, name);
+  }
 };
 
 // How many subjects ahead a step asks for the object's saved fields, and how many ahead for the
@@ -288,7 +300,9 @@ class WorldCapture::Links : public record::ObjectLinks {
       if (slot.subject == 0) return std::nullopt;
       if (slot.tag != tag) continue;
       const Subject& s = subjects_[slot.subject - 1];
-      if (s.object.ptr == key) return record::LinkTarget{s.id, s.chunk == chunk_ ? s.record : 0};
+      if (s.object.ptr == key) {
+        return record::LinkTarget{s.Id(subjects_), s.chunk == chunk_ ? s.record : 0};
+      }
     }
   }
   void* Resolve(Guid, const reflect::ClassInfo&) override { return nullptr; }
@@ -357,12 +371,12 @@ void WorldCapture::Gather() {
   };
   // A subject (add), then each of its sections (section(id, append): `append(ByteSink*)` writes
   // the section's bytes, which go into the current block in the record's form).
-  auto add = [&](std::size_t chunk, RecordKind kind, Guid id, Object object, Name tombstone) {
+  auto add = [&](std::size_t chunk, RecordKind kind, Guid id, Object object, Name name) {
     ChunkState& c = *chunks_[chunk];
     Subject s;
     s.id = id;
     s.object = object;
-    s.tombstone_class = tombstone;
+    s.name = name;
     // A subject's sections stay in one block (they are at most a few KiB).
     if (section_blocks_.empty() ||
         section_blocks_.back().capacity() - section_blocks_.back().size() < kSectionRoom) {
@@ -443,12 +457,14 @@ void WorldCapture::Gather() {
     actor.attach_socket = a.attach_socket.view();
     fits(a.attach_socket);
     add(wrld, RecordKind::kActor, a.id, a.object, Name());
+    const auto actor_index = static_cast<std::uint32_t>(subjects_.size() - 1);
     section(kActorSection, [&](ByteSink* out) { AppendActor(actor, out); });
     std::sort(components.begin(), components.end(),
               [](const ComponentView& x, const ComponentView& y) { return x.name < y.name; });
     for (const ComponentView& c : components) {
       fits(c.name);
-      add(wrld, RecordKind::kComponent, DeriveComponentId(a.id, c.name), c.object, Name());
+      add(wrld, RecordKind::kComponent, Guid(), c.object, c.name);  // its ID: Subject::Id
+      subjects_.back().actor = actor_index;
       section(kComponentSection,
               [&](ByteSink* out) { AppendComponent({a.id, c.name.view()}, out); });
     }
@@ -586,7 +602,7 @@ Status WorldCapture::Step() {
       }
     }
   }
-  const Subject& s = subjects_[next_];
+  Subject& s = subjects_[next_];
   ChunkState& c = *chunks_[s.chunk];
   links_->SetChunk(s.chunk);
   // The blocks of sections before this subject's are done with (unless Make reads them).
@@ -596,21 +612,21 @@ Status WorldCapture::Step() {
   const record::EncodedSections sections{
       ByteView(section_blocks_[s.section_block].data() + s.section_at, s.section_size),
       s.section_count};
-  if (!s.tombstone_class.is_none()) {
+  if (s.tombstone()) {
     // A placed actor destroyed in play (a copied chunk's is written by Make).
     if (!c.copied) {
-      ROLLY_RETURN_IF_ERROR(
-          AddTombstone(*c.writer, c.tombstone_layouts, s.id, s.tombstone_class, sections));
+      ROLLY_RETURN_IF_ERROR(AddTombstone(*c.writer, c.tombstone_layouts, s.id, s.name, sections));
     }
   } else {
-    auto refused = [&s](const Status& status) {
-      return Status(status.code(), Describe(s.object.cls->name(), s.id) + ": " +
+    auto refused = [&](const Status& status) {
+      return Status(status.code(), Describe(s.object.cls->name(), s.Id(subjects_)) + ": " +
                                        std::string(status.message()));
     };
     if (c.copied) {
       Status copied = c.capturer->Copy(*s.object.cls, s.object.ptr, copies_.get());
       if (!copied.ok()) return refused(copied);
     } else {
+      s.id = s.Id(subjects_);
       Result<std::uint32_t> index =
           c.capturer->Capture(*s.object.cls, s.object.ptr, s.id, s.kind, sections);
       if (!index.ok()) return refused(index.status());
@@ -731,18 +747,18 @@ Status CapturedWorld::Rep::WriteCopies() {
   // then, and the copies were made in it), the copies and sections let go of as they are passed.
   std::vector<std::unique_ptr<record::Capturer>> capturers(chunks.size());
   std::size_t sections_freed = 0;
-  for (const WorldCapture::Subject& s : subjects) {
+  for (WorldCapture::Subject& s : subjects) {
     Out& c = chunks[s.chunk];
     if (!c.copied) continue;
     while (sections_freed < s.section_block) section_blocks[sections_freed++] = ByteSink();
     const record::EncodedSections sections{
         ByteView(section_blocks[s.section_block].data() + s.section_at, s.section_size),
         s.section_count};
-    if (!s.tombstone_class.is_none()) {
-      ROLLY_RETURN_IF_ERROR(
-          AddTombstone(*c.writer, c.tombstone_layouts, s.id, s.tombstone_class, sections));
+    if (s.tombstone()) {
+      ROLLY_RETURN_IF_ERROR(AddTombstone(*c.writer, c.tombstone_layouts, s.id, s.name, sections));
       continue;
     }
+    s.id = s.Id(subjects);
     std::unique_ptr<record::Capturer>& capturer = capturers[s.chunk];
     if (!capturer) capturer = std::make_unique<record::Capturer>(c.writer.get());
     Result<std::uint32_t> index = capturer->CaptureCopy(copies.get(), s.id, s.kind, sections);
@@ -775,7 +791,7 @@ Result<std::vector<WorldChunk>> CapturedWorld::Rep::Make() {
     for (const LoadedGame::Chunk& from : held_chunks) held_records += from.payload.size();
     GuidSet captured;
     captured.Reserve(subjects.size() + held_records / 8);
-    for (const WorldCapture::Subject& s : subjects) captured.Insert(s.id);
+    for (const WorldCapture::Subject& s : subjects) captured.Insert(s.Id(subjects));
     subjects = std::vector<WorldCapture::Subject>();
     // Level memory wins over the held save for its levels (its actors' components too).
     GuidSet remembered_actors;
