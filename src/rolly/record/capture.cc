@@ -260,17 +260,8 @@ class Writer {
         if (t.kind != Kind::kArray) w_->Varint(n);
         if (n == 0) return OkStatus();
         if (t.kind == Kind::kVector || t.kind == Kind::kArray) {
-          // The elements sit one after another, `size` bytes apart: walked here, a fixed-form
-          // element written inline, without a call back per element.
-          const Type& element = *t.element;
-          const char* at =
-              static_cast<const char*>(t.container->element(const_cast<void*>(v), 0));
-          if (depth + 1 > kMaxValueDepth) return Value(element, at, depth + 1, whole);  // nests
-          for (std::size_t i = 0; i < n; ++i, at += element.size) {
-            if (Fixed(element.kind, at)) continue;
-            ROLLY_RETURN_IF_ERROR(Composite(element, at, depth + 1, whole));
-          }
-          return OkStatus();
+          return Elements(*t.element, t.container->element(const_cast<void*>(v), 0), n, depth,
+                          whole);
         }
         struct Ctx {
           Writer* self;
@@ -385,9 +376,14 @@ class Writer {
     ROLLY_RETURN_IF_ERROR(CountElements(n));
     w_->Varint(n);
     if (n == 0) return OkStatus();
-    const Type& element = *t.element;
     const std::uint8_t* at = AlignCopy(side_);
-    side_ = at + n * element.size;
+    side_ = at + n * t.element->size;
+    return Elements(*t.element, at, n, depth, whole);
+  }
+  // The `n` elements of a vector or array from `first` on: they sit one after another, `size`
+  // bytes apart, walked here, a fixed-form element written inline, without a call per element.
+  Status Elements(const Type& element, const void* first, std::size_t n, int depth, bool whole) {
+    const char* at = static_cast<const char*>(first);
     if (depth + 1 > kMaxValueDepth) return Value(element, at, depth + 1, whole);  // nests
     for (std::size_t i = 0; i < n; ++i, at += element.size) {
       if (Fixed(element.kind, at)) continue;
@@ -812,8 +808,9 @@ struct ObjectCopies::Program {
   const reflect::ClassInfo* cls = nullptr;
   std::uint32_t number = 0;  // in programs_
   bool copyable = false;
-  // The image: runs of the object's bytes, each from an 8-byte boundary of the object to one of
-  // the image (so fields keep their alignment), `size` bytes in all.
+  // The image: runs of the object's bytes (its saved fields, those that touch in one run), each
+  // at the same offset modulo 8 in the image as in the object (so fields keep their alignment),
+  // `size` bytes in all.
   struct Run {
     std::uint32_t from = 0;
     std::uint32_t to = 0;
@@ -876,22 +873,33 @@ bool WhollySide(Kind kind) {
          kind == Kind::kReference;
 }
 
-// memcpy, inline for the few bytes most runs are.
+// memcpy, inline for the few bytes most runs are: up to 32 bytes as two loads from each end,
+// overlapping in the middle (never outside the n bytes).
+template <typename Word>
+[[gnu::always_inline]] inline void CopyEnds(std::uint8_t* to, const char* from, std::size_t n) {
+  Word head, tail;
+  std::memcpy(&head, from, sizeof head);
+  std::memcpy(&tail, from + n - sizeof tail, sizeof tail);
+  std::memcpy(to, &head, sizeof head);
+  std::memcpy(to + n - sizeof tail, &tail, sizeof tail);
+}
 [[gnu::always_inline]] inline void CopyBytes(std::uint8_t* to, const char* from, std::size_t n) {
-  // 8 to 32 bytes: as many from each end, overlapping in the middle.
-  if (n >= 8 && n <= 16) {
-    std::uint64_t head, tail;
-    std::memcpy(&head, from, 8);
-    std::memcpy(&tail, from + n - 8, 8);
-    std::memcpy(to, &head, 8);
-    std::memcpy(to + n - 8, &tail, 8);
-  } else if (n > 16 && n <= 32) {
-    std::uint64_t head[2], tail[2];
-    std::memcpy(head, from, 16);
-    std::memcpy(tail, from + n - 16, 16);
-    std::memcpy(to, head, 16);
-    std::memcpy(to + n - 16, tail, 16);
-  } else if (n != 0) {
+  if (n < 8) {
+    if (n >= 4) {
+      CopyEnds<std::uint32_t>(to, from, n);
+    } else if (n >= 2) {
+      CopyEnds<std::uint16_t>(to, from, n);
+    } else if (n == 1) {
+      *to = static_cast<std::uint8_t>(*from);
+    }
+  } else if (n <= 16) {
+    CopyEnds<std::uint64_t>(to, from, n);
+  } else if (n <= 32) {
+    struct Words {
+      std::uint64_t w[2];
+    };
+    CopyEnds<Words>(to, from, n);
+  } else {
     std::memcpy(to, from, n);
   }
 }
@@ -903,7 +911,8 @@ const std::string& StringAt(const Type& t, const void* at) {
 
 // Why Capture would refuse `object`, in its words: its writer is run on the object (into
 // throwaway tables) to find the field.
-[[gnu::cold, gnu::noinline]] Status Refusal(const reflect::ClassInfo& cls, const void* object, ObjectLinks* links) {
+[[gnu::cold, gnu::noinline]] Status Refusal(const reflect::ClassInfo& cls, const void* object,
+                                            ObjectLinks* links) {
   ChunkTables tables;
   ByteSink sink;
   Writer writer(&tables, links);
@@ -930,9 +939,9 @@ const ObjectCopies::Program* ObjectCopies::FindProgram(const reflect::ClassInfo&
   program->number = static_cast<std::uint32_t>(programs_.size());
   const reflect::ClassPlan& plan = cls.Plan();
   bool copyable = !plan.extra;
-  // The fields the image holds, by offset, made into runs: a field within kRunGap bytes of the
-  // run before joins it.
-  constexpr std::size_t kRunGap = 16;
+  // The fields the image holds, by offset, made into runs of fields that touch: a copy reads
+  // the object's saved fields and nothing else of it (another thread may write its other
+  // members meanwhile).
   std::vector<std::size_t> held;
   for (std::size_t i = 0; i < plan.fields.size(); ++i) {
     const reflect::PlanField& f = plan.fields[i];
@@ -948,11 +957,10 @@ const ObjectCopies::Program* ObjectCopies::FindProgram(const reflect::ClassInfo&
     const reflect::PlanField& f = plan.fields[i];
     const std::size_t end = std::size_t{f.offset} + f.type().size;
     Program::Run* run = program->runs.empty() ? nullptr : &program->runs.back();
-    if (run == nullptr || f.offset > std::size_t{run->from} + run->size + kRunGap) {
-      image = RoundCopy(image);
-      const std::size_t from = f.offset & ~(kCopyAlign - 1);
-      program->runs.push_back({static_cast<std::uint32_t>(from),
-                               static_cast<std::uint32_t>(image), 0});
+    if (run == nullptr || f.offset > std::size_t{run->from} + run->size) {
+      // A new run, where the image keeps the field's offset modulo 8 (so its alignment).
+      image += (f.offset - image) & (kCopyAlign - 1);
+      program->runs.push_back({f.offset, static_cast<std::uint32_t>(image), 0});
       run = &program->runs.back();
     }
     const std::size_t size = std::max<std::size_t>(run->size, end - run->from);
@@ -975,7 +983,7 @@ const ObjectCopies::Program* ObjectCopies::FindProgram(const reflect::ClassInfo&
 void ObjectCopies::NewBlock(std::size_t size) {
   Block block;
   block.size = RoundCopy(std::max(kCopyBlock, size));
-  block.units.reset(new std::uint64_t[block.size / sizeof(std::uint64_t)]);
+  block.bytes.reset(new std::byte[block.size]);
   blocks_.push_back(std::move(block));
 }
 
@@ -989,7 +997,7 @@ const std::uint8_t* ObjectCopies::Oldest() {
 }
 
 void ObjectCopies::Pass(std::size_t size) {
-  read_at_ += size;
+  read_at_ = size != 0 ? read_at_ + size : blocks_[read_block_].used;
   ++passed_;
 }
 
@@ -1026,7 +1034,8 @@ Status Capturer::Copy(const reflect::ClassInfo& cls, void* object, ObjectCopies*
   }
   size = RoundCopy(size);
   std::uint8_t* const begun = copies->Room(size);
-  StoreLE<std::uint32_t>(begun, static_cast<std::uint32_t>(size));
+  // A copy past 4 GiB has a block of its own, which it fills: its head says 0.
+  StoreLE<std::uint32_t>(begun, size <= UINT32_MAX ? static_cast<std::uint32_t>(size) : 0);
   StoreLE<std::uint32_t>(begun + 4, program->number);
   for (const ObjectCopies::Program::Run& run : program->runs) {
     CopyBytes(begun + kCopyHead + run.to, base + run.from, run.size);
@@ -1086,7 +1095,9 @@ Result<std::uint32_t> Capturer::CaptureCopy(ObjectCopies* copies, Guid subject, 
   if (copies->pending() == 0) return InvalidInputError("no copy is pending");
   const std::uint8_t* const begun = copies->Oldest();
   const std::uint32_t size = LoadLE<std::uint32_t>(begun);
-  const ObjectCopies::Program& program = *copies->programs_[LoadLE<std::uint32_t>(begun + 4)];
+  const std::uint32_t number = LoadLE<std::uint32_t>(begun + 4);
+  assert(number < copies->programs_.size());
+  const ObjectCopies::Program& program = *copies->programs_[number];
   // Passed whatever happens: the next call reads the next copy.
   copies->Pass(size);
   if (!IsKnownObjectKind(static_cast<std::uint8_t>(kind))) {

@@ -4,7 +4,8 @@
 // after another into one buffer. A Capturer turns live objects into records of a ChunkWriter
 // through their classes' plans: PROP with every saved field in plan order, INLN with the objects
 // they own (their classes saved with them), EXTR with the save-extra hooks' bytes. Values are
-// written straight from the fields' addresses by their descriptors.
+// written straight from the fields' addresses by their descriptors, or from a copy of them
+// (ObjectCopies: a capture in two halves).
 //
 // What a load would refuse, a capture refuses (InvalidData, naming the class and field): strings
 // past 1,048,576 bytes or not UTF-8, enum numbers without a registered name, values nested past 64
@@ -13,19 +14,20 @@
 // owned object, a property bag or an instanced struct is checked after it is written by the same
 // structure check a load runs, against a copy of the budget.
 //
-// Hooks (docs/records.md, "Hooks"): Capture runs OnPreSave on the object before reading it, and on
-// each object it owns before reading that one; RunSavedHooks runs OnSaved on the objects
+// Hooks (docs/records.md, "Hooks"): Capture (and Copy) runs OnPreSave on the object before reading
+// it, and Capture on each object it owns before reading that one; RunSavedHooks runs OnSaved on the objects
 // captured, owned ones too, and is the caller's to call once the file holding the records was
 // written (never after a failed write). Only objects whose class (or a base) has an OnSaved hook
 // are remembered for it, by address: a caller whose objects may go before the write ends says
 // which captures are still there (RunSavedHooks' `keep`).
 //
 // Thread rules: a ChunkWriter and its Capturer are used by one thread at a time; captured objects
-// must not change during Capture (their hooks may change them before).
+// must not change during Capture or Copy (their hooks may change them before).
 
 #ifndef ROLLY_RECORD_CAPTURE_H_
 #define ROLLY_RECORD_CAPTURE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -127,15 +129,20 @@ inline void EndSection(ByteSink* out, std::size_t begun) {
 // Objects captured in two halves (Capturer::Copy, then Capturer::CaptureCopy), so that the thread
 // that owns them only copies: each copy holds the bytes of the object's saved fields as they lie
 // in the object, then its strings, its vectors' elements and its references (resolved), until its
-// record is written from it on any thread, byte for byte the record Capture would write. Records
-// are written from the copies in the order the copies were made, each copy let go of once passed.
+// record is written from it on any thread, byte for byte the record Capture would have written
+// when the copy was made. Records are written from the copies in the order the copies were made;
+// a block of copies is let go of once every copy in it was passed.
+//
+// A copy reads the object's saved fields and nothing else of it; each whole, so the members of a
+// saved struct (and of a saved vector's elements) that are not saved are read too.
 //
 // Only objects of a plain class are copied (CanCopy): no save-extra hook, no alignment past 8
-// bytes, and every saved field (at any depth of structs) a bool, number, GUID, colour, time, math
-// type, name, enum, string, soft path or reference, a struct of those, or a vector or array whose
-// elements are bools, numbers, GUIDs, colours, times, math types, names, enums or structs of
-// those. Texts, maps, sets, optionals, owned objects, instanced structs and property bags are
-// captured whole by Capture.
+// bytes, structs nested at most 32 deep, at most 64 KiB of fields held in place, and every saved
+// field (at any depth of structs) a bool, number, GUID, colour, time, math type, name, enum,
+// string, soft path or reference, a struct of those, or a vector or array whose elements are
+// bools, numbers, GUIDs, colours, times, math types, names, enums or structs of those (no
+// strings, vectors or references in elements). Texts, maps, sets, optionals, owned objects,
+// instanced structs and property bags are captured whole by Capture.
 //
 // Thread rules: used by one thread at a time (copies made on one thread are written on another
 // once handed over with the usual happens-before, such as a queue or a join).
@@ -154,12 +161,12 @@ class ObjectCopies {
  private:
   friend class Capturer;
   struct Program;
-  // Copies are kept in blocks of units of 8 bytes (the copies' alignment).
+  // Copies are kept in blocks of bytes (new[] aligns them past the copies' 8 bytes).
   struct Block {
-    std::unique_ptr<std::uint64_t[]> units;
-    std::size_t size = 0;  // in bytes
+    std::unique_ptr<std::byte[]> bytes;
+    std::size_t size = 0;
     std::size_t used = 0;
-    std::uint8_t* data() const { return reinterpret_cast<std::uint8_t*>(units.get()); }
+    std::uint8_t* data() const { return reinterpret_cast<std::uint8_t*>(bytes.get()); }
   };
 
   // How objects of `cls` are copied; null when they are not. Inline: a save asks once per subject
@@ -229,8 +236,8 @@ class Capturer {
   Status Copy(const reflect::ClassInfo& cls, void* object, ObjectCopies* copies);
   // The second half, on any thread: writes the record of the oldest copy in `copies` not written
   // yet, for `subject`, appended to the chunk as Capture would have written it when the copy was
-  // made (`more` as for Capture); no hook runs. The copy is passed (and its memory let go of once
-  // its block's copies are all passed), refused or not. Returns the record's index in the
+  // made (`more` as for Capture); no hook runs. The copy is passed, refused or not (a block of
+  // copies all passed is let go of at a later call). Returns the record's index in the
   // payload. InvalidInput when no copy is pending, or as Capture for `kind` and `more`; a refusal
   // leaves the chunk as it was.
   Result<std::uint32_t> CaptureCopy(ObjectCopies* copies, Guid subject, RecordKind kind,
@@ -246,7 +253,7 @@ class Capturer {
     captured_.clear();
     ends_.clear();
   }
-  // Whether the last successful Capture remembered objects for OnSaved (its object or one it
+  // Whether the last successful Capture or Copy remembered objects for OnSaved (its object or one it
   // owns has the hook): a caller that may lose objects before the write ends notes which.
   bool last_remembered() const { return last_remembered_; }
 

@@ -1604,6 +1604,32 @@ TEST_F(ObjectCopyTest, CopiesGoOnAfterEveryBlockWasLetGoOf) {
                         chunk.Finish()));
 }
 
+// A copy refused after it made a block for itself (a long string, not UTF-8, is found bad only
+// as it is written) leaves that block empty: the copies after it are written as Capture writes
+// them, and the empty block is passed over.
+TEST_F(ObjectCopyTest, ACopyRefusedAfterItMadeABlockLeavesNothingBehind) {
+  std::vector<Blob> blobs = MakeBlobs(2, 200 * 1024);
+  Strings bad = MakeStrings("ok", std::string(300 * 1024, 'x') + "\xff");
+  Strings good = MakeStrings("fine", std::string(400 * 1024, 'y'));  // past that block
+  ObjectCopies copies;
+  ChunkWriter chunk;
+  Capturer capturer(&chunk);
+  ASSERT_THAT(capturer.Copy(Cls<Blob>(), &blobs[0], &copies), IsOk());
+  EXPECT_THAT(capturer.Copy(Cls<Strings>(), &bad, &copies),
+              StatusIs(StatusCode::kInvalidData, HasSubstr("field Large")));
+  EXPECT_EQ(copies.pending(), 1u);
+  ASSERT_THAT(capturer.Copy(Cls<Strings>(), &good, &copies), IsOk());
+  ASSERT_THAT(capturer.Copy(Cls<Blob>(), &blobs[1], &copies), IsOk());
+  EXPECT_EQ(copies.pending(), 3u);
+  for (std::uint64_t k = 0; k < 3; ++k) {
+    ASSERT_THAT(capturer.CaptureCopy(&copies, Guid(28, k), RecordKind::kObject, {}), IsOk());
+  }
+  EXPECT_EQ(copies.pending(), 0u);
+  EXPECT_TRUE(SameBytes(CaptureAll({Of(&blobs[0], Guid(28, 0)), Of(&good, Guid(28, 1)),
+                                    Of(&blobs[1], Guid(28, 2))}),
+                        chunk.Finish()));
+}
+
 // ---- 7. Applying a copy's record ----
 
 TEST_F(ObjectCopyTest, RecordsWrittenFromCopiesApplyBack) {
