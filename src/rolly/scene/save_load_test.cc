@@ -2665,6 +2665,27 @@ TEST_F(LevelMemoryTest, ALevelWhoseCaptureFailsKeepsNothing) {
   EXPECT_FALSE(reports[1].from_memory);
 }
 
+// The same for a refusal only the writing of a record finds (an enum number without a name: a
+// copied chunk's record is written from its copy once every step ran).
+TEST_F(LevelMemoryTest, ALevelWhoseRecordIsRefusedWhenWrittenKeepsNothing) {
+  auto a = StreamedGame();
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  CellarCrate(*a)->hits = 1;
+  ASSERT_OK(SaveNow(*a, "f"));
+  CellarCrate(*a)->hits = 2;
+  a->scene.FindActorAs<Door>(G(kCellarDoorId))->state = static_cast<DoorState>(9);
+  ASSERT_OK(a->scene.RemoveLevel(kCellar));
+  EXPECT_FALSE(a->saves.world().RemembersLevel(kCellar));
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].event, world::LevelReport::Event::kNotRemembered);
+  EXPECT_THAT(reports[0].status,
+              StatusIs(StatusCode::kInvalidData,
+                       AllOf(HasSubstr(std::string("Door ") + kCellarDoorId),
+                             HasSubstr("DoorState"))));
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  EXPECT_EQ(CellarCrate(*a)->hits, 1) << "the held save's records apply";
+}
+
 // The memory's capture runs pre-save hooks, never OnSaved hooks; a save then writing it runs
 // OnSaved only on objects it captured itself.
 TEST_F(LevelMemoryTest, ALevelsCaptureRunsPreSaveHooksOnly) {

@@ -51,6 +51,11 @@ bool SameClass(const reflect::TypeRegistry& registry, Name saved, const reflect:
 
 std::string Describe(Name cls, Guid id) { return cls.str() + " " + id.ToString(); }
 
+// A capture's refusal of a subject, naming it (out of line: the steps' own code stays small).
+[[gnu::cold, gnu::noinline]] Status SubjectRefused(Name cls, Guid id, const Status& status) {
+  return Status(status.code(), Describe(cls, id) + ": " + std::string(status.message()));
+}
+
 // Calls `each(id, bytes)` for each of `sections` (written by the capture itself, so in form).
 template <typename Each>
 void ForEachSection(const record::EncodedSections& sections, Each&& each) {
@@ -172,6 +177,10 @@ struct WorldCapture::Subject {
   std::uint8_t section_count = 0;
 
   bool tombstone() const { return !object; }
+  // Its sections, in `blocks` (the capture's section blocks).
+  record::EncodedSections Sections(const std::vector<ByteSink>& blocks) const {
+    return {ByteView(blocks[section_block].data() + section_at, section_size), section_count};
+  }
   // Its ID; `all` is the list it is in.
   Guid Id(const std::vector<Subject>& all) const {
     if (kind != RecordKind::kComponent || !id.is_none()) return id;
@@ -186,7 +195,8 @@ constexpr std::size_t kElementsAhead = 2;
 // How many entries ahead a pass filling or probing a hash table asks for the slot (each entry
 // takes a few nanoseconds, a slot from memory about a hundred).
 constexpr std::size_t kSlotAhead = 32;
-// The capture's world sections are kept in blocks, let go of as the steps pass them; a subject's
+// The capture's world sections are kept in blocks, let go of as the steps pass them (as Make
+// passes them when a chunk is copied: it writes those records with them); a subject's
 // sections (a few KiB at most: names are at most 1,024 bytes) start a new block when less than
 // kSectionRoom is left.
 constexpr std::size_t kSectionBlock = std::size_t{1} << 18;
@@ -609,52 +619,49 @@ Status WorldCapture::Step() {
   while (!copied_ && sections_freed_ < s.section_block) {
     section_blocks_[sections_freed_++] = ByteSink();
   }
-  const record::EncodedSections sections{
-      ByteView(section_blocks_[s.section_block].data() + s.section_at, s.section_size),
-      s.section_count};
+  const record::EncodedSections sections = s.Sections(section_blocks_);
   if (s.tombstone()) {
     // A placed actor destroyed in play (a copied chunk's is written by Make).
     if (!c.copied) {
       ROLLY_RETURN_IF_ERROR(AddTombstone(*c.writer, c.tombstone_layouts, s.id, s.name, sections));
     }
   } else {
-    auto refused = [&](const Status& status) {
-      return Status(status.code(), Describe(s.object.cls->name(), s.Id(subjects_)) + ": " +
-                                       std::string(status.message()));
-    };
     if (c.copied) {
       Status copied = c.capturer->Copy(*s.object.cls, s.object.ptr, copies_.get());
-      if (!copied.ok()) return refused(copied);
+      if (!copied.ok()) return SubjectRefused(s.object.cls->name(), s.Id(subjects_), copied);
     } else {
       s.id = s.Id(subjects_);
       Result<std::uint32_t> index =
           c.capturer->Capture(*s.object.cls, s.object.ptr, s.id, s.kind, sections);
-      if (!index.ok()) return refused(index.status());
+      if (!index.ok()) return SubjectRefused(s.object.cls->name(), s.id, index.status());
     }
-    if (c.capturer->last_remembered()) {
-      // Who it is, from the sections the capture wrote (they were encoded from the host's views).
-      Hooked h;
-      h.object = s.object;
-      h.kind = s.kind;
-      if (s.kind == RecordKind::kActor) h.actor = s.id;
-      ForEachSection(sections, [&](record::SectionId id, ByteView bytes) {
-        if (record::SameSection(id, kComponentSection)) {
-          ComponentSection comp = *DecodeComponent(bytes);
-          h.actor = comp.actor;
-          h.name = Name(comp.name);
-        } else if (record::SameSection(id, kGlobalSection)) {
-          GlobalSection global = *DecodeGlobal(bytes);
-          h.registered = global.registered;
-          h.name = Name(global.name);
-        } else if (record::SameSection(id, kPlayerSection)) {
-          h.player = *DecodePlayer(bytes);
-        }
-      });
-      c.hooked.push_back(h);
-    }
+    if (c.capturer->last_remembered()) NoteHooked(c, s, sections);
   }
   ++next_;
   return OkStatus();
+}
+
+void WorldCapture::NoteHooked(ChunkState& c, const Subject& s,
+                              const record::EncodedSections& sections) {
+  // Who it is, from the sections the capture wrote (they were encoded from the host's views).
+  Hooked h;
+  h.object = s.object;
+  h.kind = s.kind;
+  if (s.kind == RecordKind::kActor) h.actor = s.id;
+  ForEachSection(sections, [&](record::SectionId id, ByteView bytes) {
+    if (record::SameSection(id, kComponentSection)) {
+      ComponentSection comp = *DecodeComponent(bytes);
+      h.actor = comp.actor;
+      h.name = Name(comp.name);
+    } else if (record::SameSection(id, kGlobalSection)) {
+      GlobalSection global = *DecodeGlobal(bytes);
+      h.registered = global.registered;
+      h.name = Name(global.name);
+    } else if (record::SameSection(id, kPlayerSection)) {
+      h.player = *DecodePlayer(bytes);
+    }
+  });
+  c.hooked.push_back(h);
 }
 
 Status WorldCapture::Run() {
@@ -751,9 +758,7 @@ Status CapturedWorld::Rep::WriteCopies() {
     Out& c = chunks[s.chunk];
     if (!c.copied) continue;
     while (sections_freed < s.section_block) section_blocks[sections_freed++] = ByteSink();
-    const record::EncodedSections sections{
-        ByteView(section_blocks[s.section_block].data() + s.section_at, s.section_size),
-        s.section_count};
+    const record::EncodedSections sections = s.Sections(section_blocks);
     if (s.tombstone()) {
       ROLLY_RETURN_IF_ERROR(AddTombstone(*c.writer, c.tombstone_layouts, s.id, s.name, sections));
       continue;
@@ -762,10 +767,7 @@ Status CapturedWorld::Rep::WriteCopies() {
     std::unique_ptr<record::Capturer>& capturer = capturers[s.chunk];
     if (!capturer) capturer = std::make_unique<record::Capturer>(c.writer.get());
     Result<std::uint32_t> index = capturer->CaptureCopy(copies.get(), s.id, s.kind, sections);
-    if (!index.ok()) {
-      return Status(index.status().code(), Describe(s.object.cls->name(), s.id) + ": " +
-                                               std::string(index.status().message()));
-    }
+    if (!index.ok()) return SubjectRefused(s.object.cls->name(), s.id, index.status());
     assert(*index == s.record);
   }
   copies.reset();

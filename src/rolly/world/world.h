@@ -176,11 +176,14 @@ class CapturedWorld {
 
 // A save in progress: the subjects to capture, listed when it began, captured one at a time.
 //
-// A chunk whose subjects are all of plain classes (record::ObjectCopies: no texts, maps, sets,
-// optionals, owned objects, instanced structs, property bags or save-extra hooks) is captured in
-// two halves: a step copies its subject's saved fields (and resolves its references), and
-// CapturedWorld::Make writes the records from the copies, off the game thread. Any other chunk's
-// records are written by the steps. The files are the same either way.
+// A chunk whose subjects are all of plain classes (record::ObjectCopies says which: no texts,
+// maps, sets, optionals, owned objects, instanced structs, property bags or save-extra hooks,
+// among other rules) is captured in two halves: a step copies its subject's saved fields (and
+// resolves its references), and CapturedWorld::Make writes the records from the copies, off the
+// game thread. Any other chunk's records are written by the steps. The files are the same either
+// way. What a copy cannot see (an enum number without a name, a bound of the chunk's tables) is
+// refused by Make, once every step ran: the save fails with the same status and message naming
+// the subject, though a later subject's refusal found by a step, if any, is the one reported.
 class WorldCapture {
  public:
   ~WorldCapture();
@@ -196,9 +199,9 @@ class WorldCapture {
   Status Step();
   // Captures every subject left.
   Status Run();
-  // Takes the captured records out, for CapturedWorld::Make to make into chunks (on a worker).
-  // Call once, when done(): InvalidInput otherwise. The capture keeps what RunSavedHooks and
-  // Forget need.
+  // Takes the captured records (and the copies and sections Make writes records from) out, for
+  // CapturedWorld::Make to make into chunks (on a worker). Call once, when done(): InvalidInput
+  // otherwise. The capture keeps what RunSavedHooks and Forget need.
   Result<CapturedWorld> Detach();
   // Detach, then Make, here: the chunks. Call once, when done().
   Result<std::vector<WorldChunk>> Finish();
@@ -224,6 +227,9 @@ class WorldCapture {
   class Links;
   explicit WorldCapture(World& world);
   void Gather();
+  // Notes a subject whose capture remembered objects for OnSaved (RunSavedHooks finds it again).
+  [[gnu::noinline]] void NoteHooked(ChunkState& c, const Subject& s,
+                                    const record::EncodedSections& sections);
   // Whether the subject of `h` is still there, as itself (RunSavedHooks).
   struct Hooked;
   bool StillThere(const Hooked& h);
