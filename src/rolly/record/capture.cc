@@ -18,12 +18,13 @@ namespace {
 using reflect::Kind;
 using reflect::Type;
 
-// A copy (ObjectCopies) is its head (its size in bytes, then its class's program's number, 4 bytes
-// each), its image (the bytes of the object that hold its saved fields), then its side items, in
-// the order writing meets their fields: a string or soft path is its size (4 bytes) and bytes; a
-// vector its element count (4 bytes), then its elements as they lie in memory, from the next
-// 8-byte boundary; a reference a tag, then the record index (4 bytes, kSameChunk) or the subject
-// ID (16 bytes, kOtherChunk). Copies begin at 8-byte boundaries.
+// A copy (ObjectCopies) is its head (its size in bytes, or 0 for a copy past 4 GiB, which fills a
+// block of its own; then its class's program's number; 4 bytes each), its image (the bytes of
+// the object that hold its saved fields), then its side items, in the order writing meets their
+// fields: a string or soft path is its size (4 bytes) and bytes; a vector its element count (4
+// bytes), then its elements as they lie in memory, from the next 8-byte boundary; a reference a
+// tag, then the record index (4 bytes, kSameChunk) or the subject ID (16 bytes, kOtherChunk).
+// Copies begin at 8-byte boundaries.
 constexpr std::uint8_t kNoTarget = 0;
 constexpr std::uint8_t kSameChunk = 1;
 constexpr std::uint8_t kOtherChunk = 2;
@@ -1034,7 +1035,7 @@ Status Capturer::Copy(const reflect::ClassInfo& cls, void* object, ObjectCopies*
   }
   size = RoundCopy(size);
   std::uint8_t* const begun = copies->Room(size);
-  // A copy past 4 GiB has a block of its own, which it fills: its head says 0.
+  // A copy past 4 GiB has a block of its own (Room), which it fills: its head says 0.
   StoreLE<std::uint32_t>(begun, size <= UINT32_MAX ? static_cast<std::uint32_t>(size) : 0);
   StoreLE<std::uint32_t>(begun + 4, program->number);
   for (const ObjectCopies::Program::Run& run : program->runs) {

@@ -14,12 +14,12 @@
 // owned object, a property bag or an instanced struct is checked after it is written by the same
 // structure check a load runs, against a copy of the budget.
 //
-// Hooks (docs/records.md, "Hooks"): Capture (and Copy) runs OnPreSave on the object before reading
-// it, and Capture on each object it owns before reading that one; RunSavedHooks runs OnSaved on the objects
-// captured, owned ones too, and is the caller's to call once the file holding the records was
-// written (never after a failed write). Only objects whose class (or a base) has an OnSaved hook
-// are remembered for it, by address: a caller whose objects may go before the write ends says
-// which captures are still there (RunSavedHooks' `keep`).
+// Hooks (docs/records.md, "Hooks"): Capture (and Copy) runs OnPreSave on the object before
+// reading it, and Capture on each object it owns before reading that one; RunSavedHooks runs
+// OnSaved on the objects captured, owned ones too, and is the caller's to call once the file
+// holding the records was written (never after a failed write). Only objects whose class (or a
+// base) has an OnSaved hook are remembered for it, by address: a caller whose objects may go
+// before the write ends says which captures are still there (RunSavedHooks' `keep`).
 //
 // Thread rules: a ChunkWriter and its Capturer are used by one thread at a time; captured objects
 // must not change during Capture or Copy (their hooks may change them before).
@@ -180,8 +180,12 @@ class ObjectCopies {
   const Program* FindProgram(const reflect::ClassInfo& cls, std::size_t slot);
   // Room for a copy of `size` bytes (a multiple of 8) after the last; nothing is counted as used
   // until Commit.
+  // A copy past 4 GiB always gets a block of its own, which it fills (its head cannot hold its
+  // size: CaptureCopy passes it by going to its block's end).
   std::uint8_t* Room(std::size_t size) {
-    if (blocks_.empty() || blocks_.back().size - blocks_.back().used < size) NewBlock(size);
+    if (size > UINT32_MAX || blocks_.empty() || blocks_.back().size - blocks_.back().used < size) {
+      NewBlock(size);
+    }
     return blocks_.back().data() + blocks_.back().used;
   }
   void Commit(std::size_t size) {
@@ -253,8 +257,8 @@ class Capturer {
     captured_.clear();
     ends_.clear();
   }
-  // Whether the last successful Capture or Copy remembered objects for OnSaved (its object or one it
-  // owns has the hook): a caller that may lose objects before the write ends notes which.
+  // Whether the last successful Capture or Copy remembered objects for OnSaved (its object or one
+  // it owns has the hook): a caller that may lose objects before the write ends notes which.
   bool last_remembered() const { return last_remembered_; }
 
  private:
