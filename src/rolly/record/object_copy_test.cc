@@ -33,6 +33,7 @@
 #include "rolly/record/chunk_tables.h"
 #include "rolly/record/links.h"
 #include "rolly/record/record_codec.h"
+#include "rolly/record/internal/test_links.h"
 #include "rolly/reflect/property_bag.h"
 #include "rolly/reflect/type_registry.h"
 #include "rolly/reflect/value_types.h"
@@ -120,7 +121,6 @@ struct Bundle {
 
 struct alignas(16) Packet {
   float x = 0, y = 0, z = 0, w = 0;
-  friend bool operator==(const Packet&, const Packet&) = default;
 };
 
 struct Cell {
@@ -639,30 +639,6 @@ Derived MakeDerived(int seed) {
 }
 
 // ---- Helpers ----
-
-// References: where each live object is saved, and which live object each subject is.
-class TestLinks : public ObjectLinks {
- public:
-  void Save(const void* object, LinkTarget target) { saved_.emplace_back(object, target); }
-  void Live(Guid id, void* object) { live_.emplace_back(id, object); }
-
-  std::optional<LinkTarget> Locate(const ClassInfo&, const void* object) override {
-    for (const auto& [o, t] : saved_) {
-      if (o == object) return t;
-    }
-    return std::nullopt;
-  }
-  void* Resolve(Guid id, const ClassInfo&) override {
-    for (const auto& [g, o] : live_) {
-      if (g == id) return o;
-    }
-    return nullptr;
-  }
-
- private:
-  std::vector<std::pair<const void*, LinkTarget>> saved_;
-  std::vector<std::pair<Guid, void*>> live_;
-};
 
 constexpr Guid kT1(0xA, 1), kT2(0xA, 2), kT4(0xA, 4), kT5(0xA, 5);
 

@@ -28,6 +28,7 @@
 #include "rolly/record/chunk_tables.h"
 #include "rolly/record/links.h"
 #include "rolly/record/record_codec.h"
+#include "rolly/record/internal/test_links.h"
 #include "rolly/record/value_tree.h"
 #include "rolly/reflect/property_bag.h"
 #include "rolly/reflect/type_registry.h"
@@ -315,30 +316,6 @@ void Register(TypeRegistry& r, bool later) {
   r.TypeOf<std::vector<std::int32_t>>();
   r.TypeOf<PropertyBag>();
 }
-
-// References: where each live object is saved, and which live object each subject is.
-class TestLinks : public ObjectLinks {
- public:
-  void Save(const void* object, LinkTarget target) { saved_.emplace_back(object, target); }
-  void Live(Guid id, void* object) { live_.emplace_back(id, object); }
-
-  std::optional<LinkTarget> Locate(const ClassInfo&, const void* object) override {
-    for (const auto& [o, t] : saved_) {
-      if (o == object) return t;
-    }
-    return std::nullopt;
-  }
-  void* Resolve(Guid id, const ClassInfo&) override {
-    for (const auto& [g, o] : live_) {
-      if (g == id) return o;
-    }
-    return nullptr;
-  }
-
- private:
-  std::vector<std::pair<const void*, LinkTarget>> saved_;
-  std::vector<std::pair<Guid, void*>> live_;
-};
 
 constexpr Guid kT1(0xA, 1), kT2(0xA, 2), kT4(0xA, 4), kHolder(0xB, 1);
 

@@ -1,0 +1,42 @@
+// Test support for the record tests (not installed): object links held in two lists, told by
+// hand where each live object is saved and which live object each subject is.
+
+#ifndef ROLLY_RECORD_INTERNAL_TEST_LINKS_H_
+#define ROLLY_RECORD_INTERNAL_TEST_LINKS_H_
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "rolly/core/guid.h"
+#include "rolly/record/links.h"
+#include "rolly/reflect/type_registry.h"
+
+namespace rolly::record {
+
+class TestLinks : public ObjectLinks {
+ public:
+  void Save(const void* object, LinkTarget target) { saved_.emplace_back(object, target); }
+  void Live(Guid id, void* object) { live_.emplace_back(id, object); }
+
+  std::optional<LinkTarget> Locate(const reflect::ClassInfo&, const void* object) override {
+    for (const auto& [o, t] : saved_) {
+      if (o == object) return t;
+    }
+    return std::nullopt;
+  }
+  void* Resolve(Guid id, const reflect::ClassInfo&) override {
+    for (const auto& [g, o] : live_) {
+      if (g == id) return o;
+    }
+    return nullptr;
+  }
+
+ private:
+  std::vector<std::pair<const void*, LinkTarget>> saved_;
+  std::vector<std::pair<Guid, void*>> live_;
+};
+
+}  // namespace rolly::record
+
+#endif  // ROLLY_RECORD_INTERNAL_TEST_LINKS_H_
