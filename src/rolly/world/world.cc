@@ -156,8 +156,8 @@ const LoadedGame::Chunk* LoadedGame::Find(ChunkId id, std::string_view key) cons
 // subject is listed, into the capture's one section buffer, so listing 100,000 actors makes no
 // allocation per subject.
 struct WorldCapture::Subject {
-  // None for a component until Id() is asked (its two XXH3 hashes are left to the steps of a chunk
-  // not copied, and to Make for a copied one).
+  // None for a component until its Id() is stored: by its step in a chunk not copied, by Make
+  // (WriteCopies) in a copied one. Its two XXH3 hashes are left until then.
   Guid id;
   Object object;
   // A placed actor destroyed in play (the only subject without an object): its class name. A
@@ -729,7 +729,9 @@ Result<CapturedWorld> WorldCapture::Detach() {
   if (only_level_.is_none()) world_.capture_hint_.subjects = subjects_.size();
   rep->levels = world_.host().Levels();
   rep->held = world_.held();
-  for (const World::LevelMemory& m : world_.level_memory_) rep->memory.emplace_back(m.level, m.records);
+  for (const World::LevelMemory& m : world_.level_memory_) {
+    rep->memory.emplace_back(m.level, m.records);
+  }
   // What only the steps needed goes now; the copies and the sections Make writes them with go
   // with the records.
   links_.reset();

@@ -163,8 +163,8 @@ class CapturedWorld {
   ~CapturedWorld();
 
   // The chunks: captured records, then the kept ones. InvalidData when a copied subject cannot
-  // be saved as it is (an enum number without a name, a bound of the file; the message names the
-  // subject as Step's do) or a kept record does not fit the file's bounds. Call once.
+  // be saved as it is (an enum number without a name, a bound of the chunk's tables; the message
+  // names the subject as Step's do) or a kept record does not fit the file's bounds. Call once.
   Result<std::vector<WorldChunk>> Make();
 
  private:
