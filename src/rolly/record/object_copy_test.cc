@@ -33,7 +33,7 @@
 #include "rolly/record/chunk_tables.h"
 #include "rolly/record/links.h"
 #include "rolly/record/record_codec.h"
-#include "rolly/record/internal/test_links.h"
+#include "rolly/record/internal/testing.h"
 #include "rolly/reflect/property_bag.h"
 #include "rolly/reflect/type_registry.h"
 #include "rolly/reflect/value_types.h"
@@ -658,14 +658,6 @@ struct Subject {
   return ::testing::AssertionFailure()
          << "payloads of " << capture.size() << " bytes (Capture) and " << copy.size()
          << " bytes (Copy, CaptureCopy) first differ at byte " << i;
-}
-
-void ExpectSameMark(const ChunkTables::Mark& a, const ChunkTables::Mark& b) {
-  EXPECT_EQ(a.names, b.names);
-  EXPECT_EQ(a.types, b.types);
-  EXPECT_EQ(a.layouts, b.layouts);
-  EXPECT_EQ(a.bag_layouts, b.bag_layouts);
-  EXPECT_EQ(a.refs, b.refs);
 }
 
 class ObjectCopyTest : public ::testing::Test {

@@ -28,7 +28,7 @@
 #include "rolly/record/chunk_tables.h"
 #include "rolly/record/links.h"
 #include "rolly/record/record_codec.h"
-#include "rolly/record/internal/test_links.h"
+#include "rolly/record/internal/testing.h"
 #include "rolly/record/value_tree.h"
 #include "rolly/reflect/property_bag.h"
 #include "rolly/reflect/type_registry.h"
@@ -354,14 +354,6 @@ Section* FindSection(Record& r, SectionId id) {
     if (s.id == id) return &s;
   }
   return nullptr;
-}
-
-void ExpectSameMark(const ChunkTables::Mark& a, const ChunkTables::Mark& b) {
-  EXPECT_EQ(a.names, b.names);
-  EXPECT_EQ(a.types, b.types);
-  EXPECT_EQ(a.layouts, b.layouts);
-  EXPECT_EQ(a.bag_layouts, b.bag_layouts);
-  EXPECT_EQ(a.refs, b.refs);
 }
 
 class FeaturesTest : public ::testing::Test {

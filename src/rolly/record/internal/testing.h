@@ -1,19 +1,24 @@
-// Test support for the record tests (not installed): object links held in two lists, told by
-// hand where each live object is saved and which live object each subject is.
+// Test support for the record tests (not installed): object links told by hand, and a check of
+// two table marks.
 
-#ifndef ROLLY_RECORD_INTERNAL_TEST_LINKS_H_
-#define ROLLY_RECORD_INTERNAL_TEST_LINKS_H_
+#ifndef ROLLY_RECORD_INTERNAL_TESTING_H_
+#define ROLLY_RECORD_INTERNAL_TESTING_H_
+
+#include <gtest/gtest.h>
 
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "rolly/core/guid.h"
+#include "rolly/record/chunk_tables.h"
 #include "rolly/record/links.h"
 #include "rolly/reflect/type_registry.h"
 
 namespace rolly::record {
 
+// Object links held in two lists, told by hand where each live object is saved and which live
+// object each subject is.
 class TestLinks : public ObjectLinks {
  public:
   void Save(const void* object, LinkTarget target) { saved_.emplace_back(object, target); }
@@ -37,6 +42,15 @@ class TestLinks : public ObjectLinks {
   std::vector<std::pair<Guid, void*>> live_;
 };
 
+// Expects the two marks of a chunk's tables to be the same (nothing was added between them).
+inline void ExpectSameMark(const ChunkTables::Mark& a, const ChunkTables::Mark& b) {
+  EXPECT_EQ(a.names, b.names);
+  EXPECT_EQ(a.types, b.types);
+  EXPECT_EQ(a.layouts, b.layouts);
+  EXPECT_EQ(a.bag_layouts, b.bag_layouts);
+  EXPECT_EQ(a.refs, b.refs);
+}
+
 }  // namespace rolly::record
 
-#endif  // ROLLY_RECORD_INTERNAL_TEST_LINKS_H_
+#endif  // ROLLY_RECORD_INTERNAL_TESTING_H_
