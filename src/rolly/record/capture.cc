@@ -74,6 +74,8 @@ class Writer {
     w_ = out;
     side_ = side;
   }
+  // Where the copy's side items read so far end.
+  const std::uint8_t* side() const { return side_; }
   bool needs_check() const { return needs_check_; }
   std::vector<reflect::ObjectRef>& owned() { return owned_; }
 
@@ -822,6 +824,8 @@ struct ObjectCopies::Program {
   // Where each of the plan's fields is in the image (0 for one held wholly by a side item).
   std::vector<std::uint32_t> places;
   std::vector<SideItem> side;
+  // The class (or a base) has a save-extra hook: its bytes follow the side items.
+  bool extra = false;
 };
 
 namespace {
@@ -939,7 +943,8 @@ const ObjectCopies::Program* ObjectCopies::FindProgram(const reflect::ClassInfo&
   program->cls = &cls;
   program->number = static_cast<std::uint32_t>(programs_.size());
   const reflect::ClassPlan& plan = cls.Plan();
-  bool copyable = !plan.extra;
+  bool copyable = true;
+  program->extra = plan.extra;
   // The fields the image holds, by offset, made into runs of fields that touch: a copy reads
   // the object's saved fields and nothing else of it (another thread may write its other
   // members meanwhile).
@@ -1009,8 +1014,14 @@ Status Capturer::Copy(const reflect::ClassInfo& cls, void* object, ObjectCopies*
   }
   if (cls.Plan().pre_save) reflect::TypeRegistry::RunPreSave(cls, object);
   const char* const base = static_cast<const char*>(object);
-  // The room it takes: the head, the image, the side items.
-  std::size_t size = kCopyHead + RoundCopy(program->size);
+  // The save-extra hooks' bytes, as Capture would write them (the object does not change between
+  // them and the fields).
+  std::string extra;
+  if (program->extra) {
+    ROLLY_ASSIGN_OR_RETURN(extra, reflect::TypeRegistry::WriteExtra(cls, object));
+  }
+  // The room it takes: the head, the image, the side items, the extra bytes.
+  std::size_t size = kCopyHead + RoundCopy(program->size) + (program->extra ? 8 + extra.size() : 0);
   std::uint64_t elements = 0;
   for (const SideItem& item : program->side) {
     const void* at = base + item.offset;
@@ -1081,6 +1092,11 @@ Status Capturer::Copy(const reflect::ClassInfo& cls, void* object, ObjectCopies*
       p += 4 + s.size();
     }
   }
+  if (program->extra) {
+    StoreLE<std::uint64_t>(p, extra.size());
+    if (!extra.empty()) std::memcpy(p + 8, extra.data(), extra.size());
+    p += 8 + extra.size();
+  }
   assert(p <= begun + size);
   copies->Commit(size);
   if (cls.Plan().saved) {
@@ -1126,6 +1142,12 @@ Result<std::uint32_t> Capturer::CaptureCopy(ObjectCopies* copies, Guid subject, 
   Parts parts;
   parts.prop = &scratch_;
   parts.more = more;
+  if (program.extra) {
+    const std::uint8_t* at = writer.side();
+    const std::uint64_t n = LoadLE<std::uint64_t>(at);
+    parts.extra.assign(reinterpret_cast<const char*>(at + 8), n);
+    parts.has_extra = true;
+  }
   WriteRecord(chunk_->BeginRecord(HeaderSize(*layout, parts) + scratch_.size()), kind, subject,
               *layout, parts);
   return chunk_->record_count();

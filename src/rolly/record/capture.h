@@ -136,13 +136,13 @@ inline void EndSection(ByteSink* out, std::size_t begun) {
 // A copy reads the object's saved fields and nothing else of it; each whole, so the members of a
 // saved struct (and of a saved vector's elements) that are not saved are read too.
 //
-// Only objects of a plain class are copied (CanCopy): no save-extra hook, no alignment past 8
-// bytes, structs nested at most 32 deep, at most 64 KiB of fields held in place, and every saved
-// field (at any depth of structs) a bool, number, GUID, colour, time, math type, name, enum,
-// string, soft path or reference, a struct of those, or a vector or array whose elements are
-// bools, numbers, GUIDs, colours, times, math types, names, enums or structs of those (no
-// strings, vectors or references in elements). Texts, maps, sets, optionals, owned objects,
-// instanced structs and property bags are captured whole by Capture.
+// Only objects of a plain class are copied (CanCopy): no alignment past 8 bytes, structs nested
+// at most 32 deep, at most 64 KiB of fields held in place, and every saved field (at any depth of
+// structs) a bool, number, GUID, colour, time, math type, name, enum, string, soft path or
+// reference, a struct of those, or a vector or array whose elements are bools, numbers, GUIDs,
+// colours, times, math types, names, enums or structs of those (no strings, vectors or references
+// in elements). Texts, maps, sets, optionals, owned objects, instanced structs and property bags
+// are captured whole by Capture. A save-extra hook runs at the copy, its bytes kept with it.
 //
 // Thread rules: used by one thread at a time (copies made on one thread are written on another
 // once handed over with the usual happens-before, such as a queue or a join).
@@ -230,8 +230,9 @@ class Capturer {
   Result<std::uint32_t> Capture(const reflect::ClassInfo& cls, void* object, Guid subject,
                                 RecordKind kind, const EncodedSections& more);
   // The first half of a capture in two halves (ObjectCopies), on the thread that may read
-  // `object` (of `cls`): runs OnPreSave, copies what the record needs into `copies` (references
-  // found through the links now), and remembers the object for OnSaved as Capture does.
+  // `object` (of `cls`): runs OnPreSave, then the save-extra hooks, copies what the record needs
+  // into `copies` (references found through the links now), and remembers the object for OnSaved
+  // as Capture does. A save-extra hook's failure is returned as it is, as Capture returns it.
   // InvalidInput for a class copies->CanCopy refuses. InvalidData, copying nothing, for a string
   // Capture would refuse, vectors holding more elements than a record holds, or a reference set
   // when the capturer has no links, with Capture's message. What else Capture would refuse (an
