@@ -23,11 +23,13 @@ using reflect::Type;
 // the object that hold its saved fields), then its side items, in the order writing meets their
 // fields: a string or soft path is its size (4 bytes) and bytes; a vector its element count (4
 // bytes), then its elements as they lie in memory, from the next 8-byte boundary; a reference a
-// tag, then the record index (4 bytes, kSameChunk) or the subject ID (16 bytes, kOtherChunk).
+// tag, then the record index (4 bytes, kSameChunk), the subject ID (16 bytes, kOtherChunk) or the
+// address ObjectLinks::Identify gave (8 bytes, kIdentified: located when the record is written).
 // Copies begin at 8-byte boundaries.
 constexpr std::uint8_t kNoTarget = 0;
 constexpr std::uint8_t kSameChunk = 1;
 constexpr std::uint8_t kOtherChunk = 2;
+constexpr std::uint8_t kIdentified = 3;
 constexpr std::size_t kCopyAlign = 8;
 constexpr std::size_t kCopyHead = 8;
 
@@ -396,15 +398,28 @@ class Writer {
   }
   Status CopiedReference() {
     const std::uint8_t tag = *side_++;
-    if (tag == kNoTarget) {
-      w_->Varint(0);
-    } else if (tag == kSameChunk) {
-      w_->Varint(std::uint64_t{LoadLE<std::uint32_t>(side_)} * 2 + 1);
+    std::optional<LinkTarget> target;
+    if (tag == kSameChunk) {
+      target = LinkTarget{Guid(), LoadLE<std::uint32_t>(side_)};
       side_ += 4;
-    } else {
-      const Guid id(LoadLE<std::uint64_t>(side_), LoadLE<std::uint64_t>(side_ + 8));
+    } else if (tag == kOtherChunk) {
+      target = LinkTarget{Guid(LoadLE<std::uint64_t>(side_), LoadLE<std::uint64_t>(side_ + 8)), 0};
       side_ += 16;
-      ROLLY_ASSIGN_OR_RETURN(std::uint32_t index, tables_->AddRef(id));
+    } else if (tag == kIdentified) {
+      const auto identity = reinterpret_cast<const void*>(
+          static_cast<std::uintptr_t>(LoadLE<std::uint64_t>(side_)));
+      side_ += 8;
+      if (links_ == nullptr) {
+        return InvalidDataError("a reference is set but nothing says where objects are saved");
+      }
+      target = links_->LocateIdentified(identity);
+    }
+    if (!target) {
+      w_->Varint(0);
+    } else if (target->record != 0) {
+      w_->Varint(std::uint64_t{target->record} * 2 + 1);
+    } else {
+      ROLLY_ASSIGN_OR_RETURN(std::uint32_t index, tables_->AddRef(target->id));
       w_->Varint(std::uint64_t{index} * 2 + 2);
     }
     return OkStatus();
@@ -1070,6 +1085,14 @@ Status Capturer::Copy(const reflect::ClassInfo& cls, void* object, ObjectCopies*
       std::optional<LinkTarget> found;
       if (target != nullptr) {
         if (links_ == nullptr) return Refusal(cls, object, links_);
+        // Named now, found where it is saved when the record is written (off this thread), when
+        // the links can; otherwise found now.
+        if (const void* identity = links_->Identify(*t.class_info, target)) {
+          *p++ = kIdentified;
+          StoreLE<std::uint64_t>(p, reinterpret_cast<std::uintptr_t>(identity));
+          p += 8;
+          continue;
+        }
         found = links_->Locate(*t.class_info, target);
       }
       if (!found) {
@@ -1131,7 +1154,7 @@ Result<std::uint32_t> Capturer::CaptureCopy(ObjectCopies* copies, Guid subject, 
     return layout.status();
   }
   scratch_.clear();
-  Writer writer(&tables, nullptr);
+  Writer writer(&tables, links_);
   writer.StartCopy(&scratch_, image + RoundCopy(program.size));
   Status s = writer.Fields(cls.Plan(), image, 1, false, program.places.data());
   if (!s.ok()) {

@@ -128,10 +128,11 @@ inline void EndSection(ByteSink* out, std::size_t begun) {
 
 // Objects captured in two halves (Capturer::Copy, then Capturer::CaptureCopy), so that the thread
 // that owns them only copies: each copy holds the bytes of the object's saved fields as they lie
-// in the object, then its strings, its vectors' elements and its references (resolved), until its
-// record is written from it on any thread, byte for byte the record Capture would have written
-// when the copy was made. Records are written from the copies in the order the copies were made;
-// a block of copies is let go of once every copy in it was passed.
+// in the object, then its strings, its vectors' elements and its references (located, or only
+// named when the links locate in two steps: ObjectLinks::Identify), until its record is written
+// from it on any thread, byte for byte the record Capture would have written when the copy was
+// made. Records are written from the copies in the order the copies were made; a block of copies
+// is let go of once every copy in it was passed.
 //
 // A copy reads the object's saved fields and nothing else of it; each whole, so the members of a
 // saved struct (and of a saved vector's elements) that are not saved are read too.
@@ -231,8 +232,9 @@ class Capturer {
                                 RecordKind kind, const EncodedSections& more);
   // The first half of a capture in two halves (ObjectCopies), on the thread that may read
   // `object` (of `cls`): runs OnPreSave, then the save-extra hooks, copies what the record needs
-  // into `copies` (references found through the links now), and remembers the object for OnSaved
-  // as Capture does. A save-extra hook's failure is returned as it is, as Capture returns it.
+  // into `copies` (references located through the links now, or named by Identify to be located
+  // when the record is written), and remembers the object for OnSaved as Capture does. A
+  // save-extra hook's failure is returned as it is, as Capture returns it.
   // InvalidInput for a class copies->CanCopy refuses. InvalidData, copying nothing, for a string
   // Capture would refuse, vectors holding more elements than a record holds, or a reference set
   // when the capturer has no links, with Capture's message. What else Capture would refuse (an
@@ -241,8 +243,10 @@ class Capturer {
   Status Copy(const reflect::ClassInfo& cls, void* object, ObjectCopies* copies);
   // The second half, on any thread: writes the record of the oldest copy in `copies` not written
   // yet, for `subject`, appended to the chunk as Capture would have written it when the copy was
-  // made (`more` as for Capture); no hook runs. The copy is passed, refused or not (a block of
-  // copies all passed is let go of at a later call). Returns the record's index in the
+  // made (`more` as for Capture); no hook runs. A reference the copy holds named is located now,
+  // through this capturer's links (LocateIdentified; InvalidData, with the message Capture gives
+  // for a reference set without links, when it has none). The copy is passed, refused or not (a
+  // block of copies all passed is let go of at a later call). Returns the record's index in the
   // payload. InvalidInput when no copy is pending, or as Capture for `kind` and `more`; a refusal
   // leaves the chunk as it was.
   Result<std::uint32_t> CaptureCopy(ObjectCopies* copies, Guid subject, RecordKind kind,

@@ -11,8 +11,16 @@
 //     ResolveRecord is asked instead for a reference saved by record index, so a game that keeps
 //     the objects of the chunk being applied by record index finds them without a look-up by ID
 //     (by default it is Resolve).
+//   - Identify and LocateIdentified, for a capture in two halves (Capturer::Copy on the thread
+//     that owns the objects, Capturer::CaptureCopy later, maybe on another thread): Locate in two
+//     steps, so the owning thread does not search. Identify, at the copy, names the object a
+//     reference points to by an address that stands for it (it may read the object, to find its
+//     dynamic class); LocateIdentified, when the record is written, says where the object of that
+//     address is saved, as Locate would have, reading no live object. An ObjectLinks that does
+//     not locate in two steps returns null from Identify (the default): the copy calls Locate.
 //
-// Thread rules: called on the thread that captures or applies, during the call only.
+// Thread rules: called on the thread that captures or applies, during the call only;
+// LocateIdentified on the thread writing the copies' records.
 
 #ifndef ROLLY_RECORD_LINKS_H_
 #define ROLLY_RECORD_LINKS_H_
@@ -40,6 +48,19 @@ class ObjectLinks {
   // Where `object` is saved; `cls` is the reference field's class and `object` is seen as it.
   // nullopt when the object is not saved: the reference saves as null.
   virtual std::optional<LinkTarget> Locate(const reflect::ClassInfo& cls, const void* object) = 0;
+  // The address `object` (seen as `cls`, not null) is known by until its record is written, for
+  // LocateIdentified; null (the default) when this ObjectLinks locates only at once.
+  virtual const void* Identify(const reflect::ClassInfo& cls, const void* object) {
+    (void)cls;
+    (void)object;
+    return nullptr;
+  }
+  // Where the object Identify named `identity` is saved, as Locate said; nullopt when it is not
+  // saved. Reads no live object.
+  virtual std::optional<LinkTarget> LocateIdentified(const void* identity) {
+    (void)identity;
+    return std::nullopt;
+  }
   // The live object saved as `id`, as class `cls` (upcast), or null when there is none or it is
   // not a `cls` (the reference is then left as it was and a message names it).
   virtual void* Resolve(Guid id, const reflect::ClassInfo& cls) = 0;

@@ -46,6 +46,7 @@ using reflect::kEditorOnly;
 using reflect::kSaveGame;
 using reflect::kTransient;
 using reflect::TypeRegistry;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
@@ -889,6 +890,65 @@ TEST_F(ObjectCopyTest, ReferencesWriteTheSameBytes) {
   b.unsaved = &t2_;
   b.box = {&t1_, "same chunk's"};
   ExpectSameBytes({Of(&t1_, kT1), Of(&a, Guid(4, 1)), Of(&b, Guid(4, 2)), Of(&t5_, kT5)}, &links_);
+}
+
+// Links that locate in two steps: a copy only names each target (Identify), and the record written
+// from it locates them (LocateIdentified), to the bytes Capture writes; Locate is never asked.
+TEST_F(ObjectCopyTest, ReferencesLocatedInTwoStepsWriteTheSameBytes) {
+  TwoStepLinks two_step;
+  two_step.Save(&t1_, {kT1, 1});
+  two_step.Save(&t2_, {kT2, 0});
+  two_step.Save(&t4_, {kT4, 0});
+  two_step.Save(&t5_, {kT5, 4});
+  Linked a;
+  a.same = &t1_;
+  a.other = &t2_;
+  a.unsaved = &t3_;
+  a.box = {&t4_, "another chunk's"};
+  Linked b;
+  b.same = &t5_;
+  b.other = &t4_;
+  b.box = {&t1_, "same chunk's"};
+  const std::vector<Subject> subjects = {Of(&t1_, kT1), Of(&a, Guid(4, 1)), Of(&b, Guid(4, 2)),
+                                         Of(&t5_, kT5)};
+  const Bytes want = CaptureAll(subjects, &links_);
+  const Bytes got = CopyAll(subjects, &two_step, {}, [&] {
+    EXPECT_EQ(two_step.identified, 7) << "each reference set is named at its copy";
+    EXPECT_EQ(two_step.located_identified, 0) << "and located only when its record is written";
+  });
+  EXPECT_TRUE(SameBytes(want, got));
+  EXPECT_EQ(two_step.located_identified, 7);
+  EXPECT_EQ(two_step.located, 0);
+}
+
+// A copy holding a named reference cannot be written without links: InvalidData with Capture's
+// message for a reference set without links, the chunk as it was, the copy passed; the next copy
+// is written by a capturer with links.
+TEST_F(ObjectCopyTest, NamedReferenceWrittenWithoutLinksIsRefused) {
+  TwoStepLinks two_step;
+  two_step.Save(&t1_, {kT1, 1});
+  Linked a;
+  a.same = &t1_;
+  ObjectCopies copies;
+  ChunkWriter chunk;
+  Capturer linked(&chunk, &two_step);
+  Capturer unlinked(&chunk);
+  ASSERT_THAT(linked.Copy(Cls<Target>(), &t1_, &copies), IsOk());
+  ASSERT_THAT(linked.Copy(Cls<Linked>(), &a, &copies), IsOk());
+  ASSERT_THAT(linked.Copy(Cls<Linked>(), &a, &copies), IsOk());
+  ASSERT_THAT(unlinked.CaptureCopy(&copies, kT1, RecordKind::kObject, {}), IsOk());
+  const ChunkTables::Mark mark = chunk.tables().GetMark();
+  EXPECT_THAT(unlinked.CaptureCopy(&copies, Guid(4, 1), RecordKind::kObject, {}),
+              StatusIs(StatusCode::kInvalidData,
+                       AllOf(HasSubstr("class Linked"), HasSubstr("field Same"),
+                             HasSubstr("nothing says where objects are saved"))));
+  ExpectSameMark(chunk.tables().GetMark(), mark);
+  EXPECT_EQ(chunk.record_count(), 1u);
+  EXPECT_EQ(copies.pending(), 1u) << "the refused record's copy is passed";
+  ASSERT_OK_AND_ASSIGN(const std::uint32_t index,
+                       linked.CaptureCopy(&copies, Guid(4, 2), RecordKind::kObject, {}));
+  EXPECT_EQ(index, 2u);
+  EXPECT_EQ(two_step.located_identified, 1);
 }
 
 TEST_F(ObjectCopyTest, ClassesInterleavedShareTheChunksTablesAndAddedSections) {

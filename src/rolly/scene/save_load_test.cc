@@ -203,6 +203,13 @@ class Vault : public Actor {
   std::vector<std::unique_ptr<Coin>> coins;
   int saved = 0;
 };
+// A registered object that watches actors: references from the globals chunk (never copied: the
+// quest log owns objects) into the world chunk and a player's.
+class Lookout {
+ public:
+  Character* watched = nullptr;
+  Actor* pawn = nullptr;
+};
 
 std::unique_ptr<reflect::TypeRegistry> MakeRegistry(bool with_statue = true,
                                                     bool with_test_classes = true) {
@@ -235,6 +242,9 @@ std::unique_ptr<reflect::TypeRegistry> MakeRegistry(bool with_statue = true,
         .OnPreSave(&HookedCrate::PreSave)
         .OnSaved(&HookedCrate::Saved);
     r->Class<Coin>("Coin").Field("Value", &Coin::value, reflect::kSaveGame);
+    r->Class<Lookout>("Lookout")
+        .Field("Watched", &Lookout::watched, reflect::kSaveGame)
+        .Field("Pawn", &Lookout::pawn, reflect::kSaveGame);
     r->Class<Vault>("Vault")
         .Base<Actor>()
         .Field("Coins", &Vault::coins, reflect::kSaveGame)
@@ -981,6 +991,42 @@ TEST_F(SaveLoadTest, ReferencesBetweenCharactersResolve) {
       EXPECT_EQ(b->scene.FindActor(r.first), c->friend_character);
     }
   }
+}
+
+// A chunk that is not copied locates its references on the game thread, as its records are
+// captured there; the copied chunks' references are located when their records are written. Both
+// resolve the same way, within a chunk and across chunks.
+TEST_F(SaveLoadTest, ReferencesFromAChunkNotCopiedAndFromCopiedChunksResolve) {
+  auto a = PlayedGame(200, 13);
+  std::vector<Character*> characters;
+  a->scene.ForEachActor([&](Actor& x) {
+    if (auto* c = dynamic_cast<Character*>(&x); c != nullptr && c->level == Name("Persistent")) {
+      characters.push_back(c);
+    }
+  });
+  ASSERT_GE(characters.size(), 2u);
+  Lookout lookout;
+  lookout.watched = characters[1];
+  lookout.pawn = a->scene.players().front().pawn;
+  ASSERT_NE(lookout.pawn, nullptr);
+  ASSERT_OK(
+      a->saves.world().Register(Name("lookout"), {registry_->FindClass<Lookout>(), &lookout}));
+  characters[0]->target = characters[1];
+  const Guid watched = characters[1]->id;
+  const Guid first = characters[0]->id;
+  ASSERT_OK(SaveNow(*a, "watch"));
+
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kOtherMap));
+  Lookout loaded;
+  ASSERT_OK(b->saves.world().Register(Name("lookout"), {registry_->FindClass<Lookout>(), &loaded}));
+  ASSERT_OK(LoadNow(*b, "watch"));
+  ASSERT_NE(loaded.watched, nullptr);
+  EXPECT_EQ(loaded.watched, b->scene.FindActor(watched));
+  EXPECT_EQ(loaded.pawn, b->scene.players().front().pawn);
+  auto* c = b->scene.FindActorAs<Character>(first);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->target, loaded.watched);
 }
 
 // --- 3. Records of absent objects are kept and written back ------------------------------------

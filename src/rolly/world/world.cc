@@ -265,53 +265,43 @@ Status AddTombstone(record::ChunkWriter& writer,
 // chunk) or subject IDs. Objects are found by address in one table (open addressing) whose slots
 // hold the subject's index and a few bits of the address's hash, 8 bytes a slot: the table of a
 // 150,000-subject capture is 2 MiB, and filling it is a random write per subject.
+//
+// The table is made the first time a reference is located, from every subject listed. A copied
+// chunk's references are only named on the game thread (Identify: the address their object is
+// listed by) and located when Make writes their records (LocateIdentified, on the store's worker),
+// so a save whose references all sit in copied chunks makes the table off the game thread. Either
+// way the capture is done listing by then: the table sees every subject.
 class WorldCapture::Links : public record::ObjectLinks {
  public:
-  Links(const reflect::TypeRegistry& registry, const std::vector<Subject>& subjects)
+  Links(const reflect::TypeRegistry& registry, const std::vector<Subject>* subjects)
       : registry_(registry), subjects_(subjects) {}
-  void Reserve(std::size_t n) {
-    std::size_t want = 16;
-    while (want * 7 < n * 10) want *= 2;
-    if (want > slots_.size()) Rehash(want);
-  }
-  // The subject at `index` in the subject list is `object` (a later one of the same address wins).
-  void Add(const void* object, std::uint32_t index) {
-    if ((used_ + 1) * 10 > slots_.size() * 7) Rehash(std::max<std::size_t>(16, slots_.size() * 2));
-    const std::uint64_t h = Hash(object);
-    const auto tag = static_cast<std::uint32_t>(h >> 32);
-    for (std::size_t i = Home(h);; i = (i + 1) & (slots_.size() - 1)) {
-      Slot& slot = slots_[i];
-      if (slot.subject == 0) {
-        ++used_;
-        slot = {index + 1, tag};
-        return;
-      }
-      if (slot.tag == tag && subjects_[slot.subject - 1].object.ptr == object) {
-        slot.subject = index + 1;
-        return;
-      }
-    }
-  }
-  // Asks for the slot `object` goes to into cache.
-  void Prefetch(const void* object) const {
-    if (!slots_.empty()) __builtin_prefetch(&slots_[Home(Hash(object))], 1);
-  }
+  // The subject list moved (to a CapturedWorld, with these links).
+  void SetSubjects(const std::vector<Subject>* subjects) { subjects_ = subjects; }
+  // The chunk whose record is written next: a target in it is located by its record index.
   void SetChunk(std::size_t chunk) { chunk_ = chunk; }
 
   std::optional<record::LinkTarget> Locate(const reflect::ClassInfo& cls,
                                            const void* object) override {
+    return LocateIdentified(Identify(cls, object));
+  }
+  // The object's address as its subject was listed: that of its dynamic class's object.
+  const void* Identify(const reflect::ClassInfo& cls, const void* object) override {
     reflect::ObjectRef ref = registry_.DynamicClass(cls, object);
-    const void* key = ref.object ? ref.object : object;
-    if (key == nullptr || slots_.empty()) return std::nullopt;
+    return ref.object ? ref.object : object;
+  }
+  std::optional<record::LinkTarget> LocateIdentified(const void* key) override {
+    if (key == nullptr) return std::nullopt;
+    if (slots_.empty()) Fill();
+    const std::vector<Subject>& subjects = *subjects_;
     const std::uint64_t h = Hash(key);
     const auto tag = static_cast<std::uint32_t>(h >> 32);
     for (std::size_t i = Home(h);; i = (i + 1) & (slots_.size() - 1)) {
       const Slot& slot = slots_[i];
       if (slot.subject == 0) return std::nullopt;
       if (slot.tag != tag) continue;
-      const Subject& s = subjects_[slot.subject - 1];
+      const Subject& s = subjects[slot.subject - 1];
       if (s.object.ptr == key) {
-        return record::LinkTarget{s.Id(subjects_), s.chunk == chunk_ ? s.record : 0};
+        return record::LinkTarget{s.Id(subjects), s.chunk == chunk_ ? s.record : 0};
       }
     }
   }
@@ -330,24 +320,45 @@ class WorldCapture::Links : public record::ObjectLinks {
   std::size_t Home(std::uint64_t hash) const {
     return static_cast<std::size_t>(hash) & (slots_.size() - 1);
   }
-  void Rehash(std::size_t size) {
-    std::vector<Slot> old = std::exchange(slots_, std::vector<Slot>(size));
-    used_ = 0;
-    for (const Slot& slot : old) {
-      if (slot.subject != 0) Add(subjects_[slot.subject - 1].object.ptr, slot.subject - 1);
+  // Every subject's address, in one pass: the slots are scattered, so each is asked into cache a
+  // few subjects ahead. A later subject of the same address wins. At most 70% of slots are used.
+  void Fill() {
+    const std::vector<Subject>& subjects = *subjects_;
+    std::size_t size = 16;
+    while (size * 7 < subjects.size() * 10) size *= 2;
+    slots_.assign(size, Slot{});
+    for (std::size_t i = 0; i < subjects.size(); ++i) {
+      if (i + kSlotAhead < subjects.size() && subjects[i + kSlotAhead].object) {
+        __builtin_prefetch(&slots_[Home(Hash(subjects[i + kSlotAhead].object.ptr))], 1);
+      }
+      if (subjects[i].object) Add(subjects[i].object.ptr, static_cast<std::uint32_t>(i));
+    }
+  }
+  void Add(const void* object, std::uint32_t index) {
+    const std::uint64_t h = Hash(object);
+    const auto tag = static_cast<std::uint32_t>(h >> 32);
+    for (std::size_t i = Home(h);; i = (i + 1) & (slots_.size() - 1)) {
+      Slot& slot = slots_[i];
+      if (slot.subject == 0) {
+        slot = {index + 1, tag};
+        return;
+      }
+      if (slot.tag == tag && (*subjects_)[slot.subject - 1].object.ptr == object) {
+        slot.subject = index + 1;
+        return;
+      }
     }
   }
   const reflect::TypeRegistry& registry_;
-  const std::vector<Subject>& subjects_;
-  std::vector<Slot> slots_;
-  std::size_t used_ = 0;
+  const std::vector<Subject>* subjects_;
+  std::vector<Slot> slots_;  // empty until a reference is located
   std::size_t chunk_ = 0;
 };
 
 WorldCapture::WorldCapture(World& world)
     : world_(world),
       live_(world.live_captures_),
-      links_(std::make_unique<Links>(world.registry(), subjects_)),
+      links_(std::make_unique<Links>(world.registry(), &subjects_)),
       budget_(std::make_unique<record::FileBudget>()) {
   std::lock_guard lock(live_->mutex);
   live_->captures.push_back(this);
@@ -563,20 +574,11 @@ void WorldCapture::Gather() {
       }
     }
   }
-  // Every subject's address, in one pass once all are listed: the table's slots are scattered, so
-  // each is asked into cache a few subjects ahead (a later subject of the same address wins). The
-  // same pass finds the chunks copied: those whose subjects are all of plain classes.
+  // The chunks copied: those whose subjects are all of plain classes.
   copies_ = std::make_unique<record::ObjectCopies>();
   for (auto& c : chunks_) c->copied = true;
-  links_->Reserve(subjects_.size());
-  for (std::size_t i = 0; i < subjects_.size(); ++i) {
-    if (i + kSlotAhead < subjects_.size() && subjects_[i + kSlotAhead].object) {
-      links_->Prefetch(subjects_[i + kSlotAhead].object.ptr);
-    }
-    const Subject& s = subjects_[i];
-    if (!s.object) continue;
-    links_->Add(s.object.ptr, static_cast<std::uint32_t>(i));
-    if (!copies_->CanCopy(*s.object.cls)) chunks_[s.chunk]->copied = false;
+  for (const Subject& s : subjects_) {
+    if (s.object && !copies_->CanCopy(*s.object.cls)) chunks_[s.chunk]->copied = false;
   }
   total_ = subjects_.size();
   copied_ = std::any_of(chunks_.begin(), chunks_.end(), [](const auto& c) { return c->copied; });
@@ -684,6 +686,8 @@ struct CapturedWorld::Rep {
   // copied).
   std::unique_ptr<record::ObjectCopies> copies;
   std::vector<ByteSink> section_blocks;
+  // Where the copies' references are saved (when a chunk is copied).
+  std::unique_ptr<WorldCapture::Links> links;
   // What the writers charge.
   std::unique_ptr<record::FileBudget> budget;
   std::vector<WorldCapture::Subject> subjects;
@@ -734,12 +738,18 @@ Result<CapturedWorld> WorldCapture::Detach() {
   }
   // What only the steps needed goes now; the copies and the sections Make writes them with go
   // with the records.
-  links_.reset();
   if (copied_) rep->section_blocks = std::move(section_blocks_);
   section_blocks_ = std::vector<ByteSink>();
   rep->copies = std::move(copies_);
   rep->subjects = std::move(subjects_);
   subjects_ = std::vector<Subject>();
+  // The links locate the copies' references as Make writes their records (the chunks' capturers
+  // keep a pointer to them, and use it no more).
+  if (copied_) {
+    rep->links = std::move(links_);
+    rep->links->SetSubjects(&rep->subjects);
+  }
+  links_.reset();
   rep->budget = std::move(budget_);
   // Each chunk's Capturer keeps a pointer to the writer moved out here; it writes nothing more (the
   // capture is done, so Step returns at once), and keeps only what RunSavedHooks and Forget use.
@@ -767,13 +777,15 @@ Status CapturedWorld::Rep::WriteCopies() {
     }
     s.id = s.Id(subjects);
     std::unique_ptr<record::Capturer>& capturer = capturers[s.chunk];
-    if (!capturer) capturer = std::make_unique<record::Capturer>(c.writer.get());
+    if (!capturer) capturer = std::make_unique<record::Capturer>(c.writer.get(), links.get());
+    links->SetChunk(s.chunk);
     Result<std::uint32_t> index = capturer->CaptureCopy(copies.get(), s.id, s.kind, sections);
     if (!index.ok()) return SubjectRefused(s.object.cls->name(), s.id, index.status());
     assert(*index == s.record);
   }
   copies.reset();
   section_blocks = std::vector<ByteSink>();
+  links.reset();
   return OkStatus();
 }
 

@@ -1,5 +1,5 @@
-// Test support for the record tests (not installed): object links told by hand, and a check of
-// two table marks.
+// Test support for the record tests (not installed): object links told by hand (locating at once,
+// or in two steps), and a check of two table marks.
 
 #ifndef ROLLY_RECORD_INTERNAL_TESTING_H_
 #define ROLLY_RECORD_INTERNAL_TESTING_H_
@@ -25,10 +25,7 @@ class TestLinks : public ObjectLinks {
   void Live(Guid id, void* object) { live_.emplace_back(id, object); }
 
   std::optional<LinkTarget> Locate(const reflect::ClassInfo&, const void* object) override {
-    for (const auto& [o, t] : saved_) {
-      if (o == object) return t;
-    }
-    return std::nullopt;
+    return Find(object);
   }
   void* Resolve(Guid id, const reflect::ClassInfo&) override {
     for (const auto& [g, o] : live_) {
@@ -37,9 +34,39 @@ class TestLinks : public ObjectLinks {
     return nullptr;
   }
 
+ protected:
+  std::optional<LinkTarget> Find(const void* object) const {
+    for (const auto& [o, t] : saved_) {
+      if (o == object) return t;
+    }
+    return std::nullopt;
+  }
+
  private:
   std::vector<std::pair<const void*, LinkTarget>> saved_;
   std::vector<std::pair<Guid, void*>> live_;
+};
+
+// The same links, locating in two steps: Identify names an object by its address plus one (so a
+// test sees the name travel, not the pointer), LocateIdentified finds it. Each call is counted.
+class TwoStepLinks : public TestLinks {
+ public:
+  std::optional<LinkTarget> Locate(const reflect::ClassInfo& cls, const void* object) override {
+    ++located;
+    return TestLinks::Locate(cls, object);
+  }
+  const void* Identify(const reflect::ClassInfo&, const void* object) override {
+    ++identified;
+    return static_cast<const char*>(object) + 1;
+  }
+  std::optional<LinkTarget> LocateIdentified(const void* identity) override {
+    ++located_identified;
+    return Find(static_cast<const char*>(identity) - 1);
+  }
+
+  int located = 0;
+  int identified = 0;
+  int located_identified = 0;
 };
 
 // Expects the two marks of a chunk's tables to be the same (nothing was added between them).
