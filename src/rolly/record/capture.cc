@@ -949,6 +949,7 @@ ObjectCopies::~ObjectCopies() = default;
 
 const ObjectCopies::Program* ObjectCopies::FindProgram(const reflect::ClassInfo& cls,
                                                        std::size_t slot) {
+  if (recent_cls_[slot] != nullptr && recent_cls_[slot ^ 1] == nullptr) slot ^= 1;
   recent_cls_[slot] = &cls;
   const Program*& recent = recent_[slot];
   for (const auto& p : programs_) {

@@ -171,13 +171,17 @@ class ObjectCopies {
   };
 
   // How objects of `cls` are copied; null when they are not. Inline: a save asks once per subject
-  // when it lists them, and again when it copies them.
+  // when it lists them, and again when it copies them. Kept in pairs of slots, so that two classes
+  // whose hashes meet (more likely than not among a dozen classes in 64 slots) do not push each
+  // other out at every subject.
   const Program* ProgramOf(const reflect::ClassInfo& cls) {
     const std::uint64_t hash = reinterpret_cast<std::uintptr_t>(&cls) * 0x9E3779B97F4A7C15ull;
     const std::size_t slot = static_cast<std::size_t>(hash >> 58);
     if (recent_cls_[slot] == &cls) return recent_[slot];
+    if (recent_cls_[slot ^ 1] == &cls) return recent_[slot ^ 1];
     return FindProgram(cls, slot);
   }
+  // Finds or makes the program, kept at `slot` (or its pair's other slot, when that is free).
   const Program* FindProgram(const reflect::ClassInfo& cls, std::size_t slot);
   // Room for a copy of `size` bytes (a multiple of 8) after the last; nothing is counted as used
   // until Commit.
@@ -207,7 +211,7 @@ class ObjectCopies {
   std::size_t passed_ = 0;
   std::vector<std::unique_ptr<Program>> programs_;
   // The programs found last, in 64 slots by a hash of their class's address (null for a class
-  // not copied).
+  // not copied), paired as slot and slot ^ 1.
   const reflect::ClassInfo* recent_cls_[64] = {};
   const Program* recent_[64] = {};
 };
