@@ -517,9 +517,9 @@ void Scene::VisitActors(Name level, const std::function<void(const world::ActorV
   // has arrived. Actor i + kActorAhead (what a view reads spans its first four lines); the list
   // of actor i + kListAhead; the components of actor i + kComponentsAhead (what a visitor listing
   // them reads: the name and class, in the first line).
-  constexpr std::size_t kActorAhead = 8;
-  constexpr std::size_t kListAhead = 4;
-  constexpr std::size_t kComponentsAhead = 2;
+  constexpr std::size_t kActorAhead = 16;
+  constexpr std::size_t kListAhead = 8;
+  constexpr std::size_t kComponentsAhead = 4;
   const std::size_t n = actors.size();
   for (std::size_t i = 0; i < n; ++i) {
     if (i + kActorAhead < n) {

@@ -190,8 +190,8 @@ struct WorldCapture::Subject {
 
 // How many subjects ahead a step asks for the object's saved fields, and how many ahead for the
 // first and last elements of its saved vectors (whose sizes and addresses sit in those fields).
-constexpr std::size_t kPrefetchAhead = 4;
-constexpr std::size_t kElementsAhead = 2;
+constexpr std::size_t kPrefetchAhead = 8;
+constexpr std::size_t kElementsAhead = 4;
 // How many entries ahead a pass filling or probing a hash table asks for the slot (each entry
 // takes a few nanoseconds, a slot from memory about a hundred).
 constexpr std::size_t kSlotAhead = 32;
