@@ -16,12 +16,14 @@
 
 #include <bit>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <future>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -1095,6 +1097,42 @@ TEST(ActorSectionTest, EveryFieldIsWrittenInTheDocumentedForm) {
   want[0] = 0x80;
   EXPECT_THAT(world::ReadActor(want, &view), StatusIs(StatusCode::kDamaged));
   EXPECT_THAT(world::DecodeActor(want), StatusIs(StatusCode::kDamaged));
+}
+
+// The rotation and scale are left out exactly when each of their numbers compares equal (==) to
+// the identity's: -0 counts as 0; a NaN, the smallest denormal or the next double after 1 do not.
+TEST(ActorSectionTest, RotationAndScaleAreLeftOutExactlyWhenEqualToTheIdentity) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double tiny = std::numeric_limits<double>::denorm_min();
+  const double after_one = std::nextafter(1.0, 2.0);
+  struct Case {
+    reflect::Quatd rotation;
+    reflect::Vector3d scale;
+    bool rotated;
+    bool scaled;
+  };
+  const Case cases[] = {
+      {{0, 0, 0, 1}, {1, 1, 1}, false, false},
+      {{-0.0, 0.0, -0.0, 1}, {1, 1, 1}, false, false},
+      {{0, 0, 0, -1}, {1, 1, 1}, true, false},
+      {{nan, 0, 0, 1}, {1, 1, 1}, true, false},
+      {{0, 0, tiny, 1}, {1, 1, 1}, true, false},
+      {{0, 0, 0, after_one}, {1, 1, 1}, true, false},
+      {{0, 0, 0, 1}, {1, 1, after_one}, false, true},
+      {{0, 0, 0, 1}, {-1, 1, 1}, false, true},
+      {{0, 0, 0, 1}, {1, nan, 1}, false, true},
+      {{0, 0, 0, 1}, {1, 1, -0.0}, false, true},
+  };
+  for (const Case& c : cases) {
+    world::ActorSection a;
+    a.transform.rotation = c.rotation;
+    a.transform.scale = c.scale;
+    const Bytes bytes = world::EncodeActor(a);
+    ASSERT_FALSE(bytes.empty());
+    EXPECT_EQ((bytes[0] & 16) != 0, c.rotated) << c.rotation.x << " " << c.rotation.w;
+    EXPECT_EQ((bytes[0] & 32) != 0, c.scaled) << c.scale.x << " " << c.scale.z;
+    EXPECT_EQ(bytes.size(), 1 + 8 * (3 + (c.rotated ? 4 : 0) + (c.scaled ? 3 : 0)));
+  }
 }
 
 TEST_F(SaveLoadTest, ACapturedWorldIsDetachedOnceAndMadeOnceOnAnyThread) {

@@ -84,28 +84,37 @@ Bytes EncodeActor(const ActorSection& a) {
 
 void AppendActor(const ActorSection& a, ByteSink* out) {
   const auto& t = a.transform;
-  const bool rotation = !(t.rotation.x == 0 && t.rotation.y == 0 && t.rotation.z == 0 &&
-                          t.rotation.w == 1);
-  const bool scale = !(t.scale.x == 1 && t.scale.y == 1 && t.scale.z == 1);
+  // Compared by their bits, as == compares them (every save passes here): a double is 0 when its
+  // bits but the sign are clear (-0 too), 1 only as the one pattern; a NaN is neither.
+  auto bits = [](double v) { return std::bit_cast<std::uint64_t>(v); };
+  constexpr std::uint64_t kOne = 0x3FF0000000000000ull;
+  const bool rotation =
+      ((bits(t.rotation.x) | bits(t.rotation.y) | bits(t.rotation.z)) << 1) != 0 ||
+      bits(t.rotation.w) != kOne;
+  const bool scale = ((bits(t.scale.x) ^ kOne) | (bits(t.scale.y) ^ kOne) |
+                      (bits(t.scale.z) ^ kOne)) != 0;
   std::uint8_t flags = (a.spawned ? kSpawned : 0) | (a.destroyed ? kDestroyed : 0) |
                        (a.owner.is_none() ? 0 : kOwner) |
                        (a.attach_parent.is_none() ? 0 : kAttached) | (rotation ? kRotation : 0) |
                        (scale ? kScale : 0) | (a.level.empty() ? 0 : kLevel);
-  out->U8(flags);
-  if (flags & kLevel) out->LengthPrefixed(a.level);
-  // The fixed-size fields, written straight into room made for the most there can be (every
-  // actor of a save passes here).
-  out->Reserve(10 * 8 + 2 * 16);
+  if (flags & kLevel) {  // an actor of another level than the persistent one
+    out->U8(flags);
+    out->LengthPrefixed(a.level);
+  }
+  // The flags (unless written above) and the fixed-size fields, written straight into room made
+  // for the most there can be.
+  out->Reserve(1 + 10 * 8 + 2 * 16);
   std::uint8_t* const fixed = out->data() + out->size();
-  std::size_t n = 0;
-  auto f64 = [&](double v) {
-    StoreU64(fixed + n, std::bit_cast<std::uint64_t>(v));
-    n += 8;
+  std::uint8_t* p = fixed;
+  if (!(flags & kLevel)) *p++ = flags;
+  auto f64 = [&p](double v) {
+    StoreU64(p, std::bit_cast<std::uint64_t>(v));
+    p += 8;
   };
-  auto guid = [&](Guid g) {  // high, then low, as ReadGuid reads them
-    StoreU64(fixed + n, g.high());
-    StoreU64(fixed + n + 8, g.low());
-    n += 16;
+  auto guid = [&p](Guid g) {  // high, then low, as ReadGuid reads them
+    StoreU64(p, g.high());
+    StoreU64(p + 8, g.low());
+    p += 16;
   };
   f64(t.translation.x);
   f64(t.translation.y);
@@ -123,7 +132,7 @@ void AppendActor(const ActorSection& a, ByteSink* out) {
   }
   if (flags & kOwner) guid(a.owner);
   if (flags & kAttached) guid(a.attach_parent);
-  out->Extend(n);  // the n bytes just stored
+  out->Extend(static_cast<std::size_t>(p - fixed));  // the bytes just stored
   if (flags & kAttached) out->LengthPrefixed(a.attach_socket);
 }
 
