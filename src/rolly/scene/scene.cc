@@ -540,11 +540,20 @@ void Scene::VisitActors(Name level, const std::function<void(const world::ActorV
   }
 }
 
+Actor* Scene::ActorOf(const world::Object& object) {
+  const std::size_t at = (reinterpret_cast<std::uintptr_t>(object.cls) >> 4) % 16;
+  ActorOffset& slot = actor_offsets_[at];
+  if (slot.cls != object.cls) {
+    void* actor = TypeRegistry::Upcast(*object.cls, object.ptr, *actor_class_);
+    if (actor == nullptr) return nullptr;
+    slot = {object.cls, static_cast<char*>(actor) - static_cast<char*>(object.ptr)};
+  }
+  return reinterpret_cast<Actor*>(static_cast<char*>(object.ptr) + slot.offset);
+}
+
 void Scene::ListComponents(const world::ActorView& actor, std::vector<world::ComponentView>* out) {
   // The view holds the actor already (views stay valid until the world changes).
-  Actor* a = actor.object ? static_cast<Actor*>(TypeRegistry::Upcast(
-                                *actor.object.cls, actor.object.ptr, *actor_class_))
-                          : FindActor(actor.id);
+  Actor* a = actor.object ? ActorOf(actor.object) : FindActor(actor.id);
   if (a == nullptr) return;
   for (const auto& c : a->components)
     out->push_back({c->name, ObjectOf(*c)});

@@ -241,6 +241,8 @@ class Scene : public world::Host {
   // The object as its registered class: as noted when the scene took it in, else looked up.
   world::Object ObjectOf(const Actor& actor) const;
   world::Object ObjectOf(const Component& component) const;
+  // The actor a view's object is (null for an object of a class that is not an actor's).
+  Actor* ActorOf(const world::Object& object);
 
   const reflect::TypeRegistry& registry_;
   const reflect::ClassInfo* actor_class_;  // null when RegisterSceneTypes did not run
@@ -254,6 +256,14 @@ class Scene : public world::Host {
   std::unordered_map<const reflect::ClassInfo*,
                      std::vector<std::pair<std::uint32_t, const reflect::Type*>>>
       ref_fields_;
+  // ActorOf's offsets from an object of a class to its Actor part, for the classes met last (16
+  // slots by the class's address): most views ask, and the registry's walk up the bases takes
+  // longer.
+  struct ActorOffset {
+    const reflect::ClassInfo* cls = nullptr;
+    std::ptrdiff_t offset = 0;
+  };
+  ActorOffset actor_offsets_[16];
 };
 
 }  // namespace rolly::scene
