@@ -18,6 +18,8 @@
 //     dynamic class); LocateIdentified, when the record is written, says where the object of that
 //     address is saved, as Locate would have, reading no live object. An ObjectLinks that does
 //     not locate in two steps returns null from Identify (the default): the copy calls Locate.
+//     One that does overrides both, and the capturer writing a copy's record must be given the
+//     links that identified its references (other links cannot find those names).
 //
 // Thread rules: called on the thread that captures or applies, during the call only;
 // LocateIdentified on the thread writing the copies' records.
@@ -49,7 +51,8 @@ class ObjectLinks {
   // nullopt when the object is not saved: the reference saves as null.
   virtual std::optional<LinkTarget> Locate(const reflect::ClassInfo& cls, const void* object) = 0;
   // The address `object` (seen as `cls`, not null) is known by until its record is written, for
-  // LocateIdentified; null (the default) when this ObjectLinks locates only at once.
+  // LocateIdentified; null (the default) when this ObjectLinks locates only at once. Override
+  // both or neither.
   virtual const void* Identify(const reflect::ClassInfo& cls, const void* object) {
     (void)cls;
     (void)object;

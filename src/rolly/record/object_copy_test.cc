@@ -919,6 +919,21 @@ TEST_F(ObjectCopyTest, ReferencesLocatedInTwoStepsWriteTheSameBytes) {
   EXPECT_TRUE(SameBytes(want, got));
   EXPECT_EQ(two_step.located_identified, 7);
   EXPECT_EQ(two_step.located, 0);
+
+  // Links that name some objects and not others: those are located at the copy, to the same
+  // bytes.
+  TwoStepLinks some;
+  some.Save(&t1_, {kT1, 1});
+  some.Save(&t2_, {kT2, 0});
+  some.Save(&t4_, {kT4, 0});
+  some.Save(&t5_, {kT5, 4});
+  some.at_once = {&t1_, &t3_};
+  const Bytes mixed = CopyAll(subjects, &some, {}, [&] {
+    EXPECT_EQ(some.located, 3) << "a.same, a.unsaved and b.box at the copy";
+    EXPECT_EQ(some.identified, 4);
+  });
+  EXPECT_TRUE(SameBytes(want, mixed));
+  EXPECT_EQ(some.located_identified, 4);
 }
 
 // A copy holding a named reference cannot be written without links: InvalidData with Capture's

@@ -260,6 +260,21 @@ TEST_F(SceneTest, ListsActorsAndComponentsAsTheirMostDerivedClass) {
   EXPECT_EQ(components[1].object.cls->name(), Name("LampComponent"));
   world::ActorView none;
   EXPECT_FALSE(scene_->FindActor(Guid(1, 2), &none));
+  // A view whose object is not an actor (a host's contract broken) lists nothing, the actor's
+  // class seen before it or not.
+  std::vector<world::GlobalView> globals;
+  scene_->ListGlobals(&globals);
+  ASSERT_GE(globals.size(), 3u);
+  for (int twice = 0; twice < 2; ++twice) {
+    world::ActorView odd = alice;
+    odd.object = globals[2].object;  // the game mode
+    components.clear();
+    scene_->ListComponents(odd, &components);
+    EXPECT_TRUE(components.empty());
+  }
+  components.clear();
+  scene_->ListComponents(alice, &components);
+  EXPECT_EQ(components.size(), 2u);
   world::ActorView probe;
   ASSERT_TRUE(scene_->FindActor(G(kProbeId), &probe));
   EXPECT_EQ(probe.saving, world::Saving::kNever);

@@ -178,8 +178,9 @@ class CapturedWorld {
 //
 // A chunk whose subjects are all of plain classes (record::ObjectCopies says which: no texts,
 // maps, sets, optionals, owned objects, instanced structs or property bags, among other rules)
-// is captured in two halves: a step copies its subject's saved fields (and resolves its
-// references), and CapturedWorld::Make writes the records from the copies, off the game thread.
+// is captured in two halves: a step copies its subject's saved fields (and names the objects its
+// references point to), and CapturedWorld::Make writes the records from the copies, off the game
+// thread, locating those objects among the subjects.
 // Any other chunk's records are written by the steps. The files are the same either way. What a
 // copy cannot see (an enum number without a name, a bound of the chunk's tables) is refused by
 // Make, once every step ran: the save fails with the same status and message naming the subject,

@@ -48,7 +48,8 @@ class TestLinks : public ObjectLinks {
 };
 
 // The same links, locating in two steps: Identify names an object by its address plus one (so a
-// test sees the name travel, not the pointer), LocateIdentified finds it. Each call is counted.
+// test sees the name travel, not the pointer), LocateIdentified finds it; objects in `at_once`
+// are not named, so copies locate them at once. Each call is counted.
 class TwoStepLinks : public TestLinks {
  public:
   std::optional<LinkTarget> Locate(const reflect::ClassInfo& cls, const void* object) override {
@@ -56,6 +57,9 @@ class TwoStepLinks : public TestLinks {
     return TestLinks::Locate(cls, object);
   }
   const void* Identify(const reflect::ClassInfo&, const void* object) override {
+    for (const void* o : at_once) {
+      if (o == object) return nullptr;
+    }
     ++identified;
     return static_cast<const char*>(object) + 1;
   }
@@ -64,6 +68,8 @@ class TwoStepLinks : public TestLinks {
     return Find(static_cast<const char*>(identity) - 1);
   }
 
+  // Objects Identify names none of: the copy locates them at once.
+  std::vector<const void*> at_once;
   int located = 0;
   int identified = 0;
   int located_identified = 0;
