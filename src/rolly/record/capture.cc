@@ -310,19 +310,8 @@ class Writer {
           w_->Varint(0);
           return OkStatus();
         }
-        if (links_ == nullptr) {
-          return InvalidDataError("a reference is set but nothing says where objects are saved");
-        }
-        std::optional<LinkTarget> target = links_->Locate(*t.class_info, p);
-        if (!target) {
-          w_->Varint(0);
-        } else if (target->record != 0) {
-          w_->Varint(std::uint64_t{target->record} * 2 + 1);
-        } else {
-          ROLLY_ASSIGN_OR_RETURN(std::uint32_t index, tables_->AddRef(target->id));
-          w_->Varint(std::uint64_t{index} * 2 + 2);
-        }
-        return OkStatus();
+        if (links_ == nullptr) return NoLinks();
+        return WriteTarget(links_->Locate(*t.class_info, p));
       }
       case Kind::kInstancedStruct: {
         needs_check_ = true;
@@ -409,11 +398,14 @@ class Writer {
       const auto identity = reinterpret_cast<const void*>(
           static_cast<std::uintptr_t>(LoadLE<std::uint64_t>(side_)));
       side_ += 8;
-      if (links_ == nullptr) {
-        return InvalidDataError("a reference is set but nothing says where objects are saved");
-      }
+      if (links_ == nullptr) return NoLinks();
       target = links_->LocateIdentified(identity);
     }
+    return WriteTarget(target);
+  }
+  // A reference to `target`: null (none: not saved), its record index in this chunk, or its
+  // subject ID through the refs table.
+  Status WriteTarget(const std::optional<LinkTarget>& target) {
     if (!target) {
       w_->Varint(0);
     } else if (target->record != 0) {
@@ -423,6 +415,9 @@ class Writer {
       w_->Varint(std::uint64_t{index} * 2 + 2);
     }
     return OkStatus();
+  }
+  static Status NoLinks() {
+    return InvalidDataError("a reference is set but nothing says where objects are saved");
   }
 
   Status CountElements(std::uint64_t n) {
