@@ -602,16 +602,14 @@ Status Applier::Apply(std::size_t index, const reflect::ClassInfo& cls, void* ob
   Parts parts;
   parts.kind = checked_->kind(index);
   parts.layout = checked_->layout(index);
-  // The three sections in one walk of the record.
-  static constexpr SectionId kParts[] = {kPropSection, kOwnedSection, kExtraSection};
-  ByteView found[3];
-  const std::uint32_t has = checked_->FindEach(index, kParts, found);
-  parts.has_prop = has & 1;
-  parts.has_owned = has & 2;
-  parts.has_extra = has & 4;
-  parts.prop = found[0];
-  parts.owned = found[1];
-  parts.extra = found[2];
+  // The three sections, the record walked only when it has INLN or XTRA.
+  const CheckedPayload::AppliedParts found = checked_->PartsToApply(index);
+  parts.has_prop = found.has & 1;
+  parts.has_owned = found.has & 2;
+  parts.has_extra = found.has & 4;
+  parts.prop = found.prop;
+  parts.owned = found.owned;
+  parts.extra = found.extra;
   return ApplyParts(parts, cls, object, messages);
 }
 

@@ -820,6 +820,10 @@ Status CheckedPayload::CheckRange(ByteReader& in, std::uint64_t from, std::uint6
       span.head = static_cast<std::uint8_t>(
           v.others == 0 ? span.prop
                         : v.bodies[0].data() - record.data() - 4 - VarintSize(v.bodies[0].size()));
+      for (std::size_t s = 0; s < v.others; ++s) {
+        if (SameSection(v.ids[s], kOwnedSection)) span.applied |= 1;
+        if (SameSection(v.ids[s], kExtraSection)) span.applied |= 2;
+      }
       // In `ids` order; each ID appears once in a record (ViewRecordBytes checked).
       bool asking = section_error == nullptr || section_error->ok();
       for (std::size_t k = 0; asking && k < sections.ids.size() && v.others > 0; ++k) {

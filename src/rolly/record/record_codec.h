@@ -181,6 +181,14 @@ class CheckedPayload {
   // section ids[k], which is then viewed in place at out[k]; out[k] is left as it was otherwise.
   // 0 for a record of a kind this version does not know. At most 32 IDs.
   std::uint32_t FindEach(std::size_t i, std::span<const SectionId> ids, ByteView* out) const;
+  // The parts an apply reads of record `i` (of a known kind): PROP, and INLN and XTRA when it
+  // has them (`has` bits 1 and 2; the views are left empty otherwise). The check noted which a
+  // record has, so one with neither, as most are, is not walked.
+  struct AppliedParts {
+    ByteView prop, owned, extra;
+    std::uint32_t has = 0;
+  };
+  AppliedParts PartsToApply(std::size_t i) const;
   // Asks the processor to bring record `i`'s first bytes into cache, ahead of a Find or an
   // apply of it (a reader going through a save's records out of step with their bytes).
   void Prefetch(std::size_t i) const { __builtin_prefetch(bytes_.data() + spans_[i].offset); }
@@ -202,6 +210,8 @@ class CheckedPayload {
     // the check, so FindEach reads no count or layout again.
     std::uint8_t others = 0;
     std::uint8_t head = 0;
+    // Bit 1: the record has INLN; bit 2: XTRA (PartsToApply walks the others only then).
+    std::uint8_t applied = 0;
     std::uint32_t prop = 0;
     Guid subject;
   };
@@ -282,7 +292,7 @@ inline std::uint64_t CheckedVarint(const std::uint8_t*& p) {
 
 }  // namespace record_internal
 
-// Inline: every load runs it twice per record, with a few IDs known where it is called.
+// Inline: a load runs it for each record of its world, with a few IDs known where it is called.
 inline std::uint32_t CheckedPayload::FindEach(std::size_t i, std::span<const SectionId> ids,
                                               ByteView* out) const {
   const Span& span = spans_[i];
@@ -313,6 +323,22 @@ inline std::uint32_t CheckedPayload::FindEach(std::size_t i, std::span<const Sec
     }
   }
   return found;
+}
+
+inline CheckedPayload::AppliedParts CheckedPayload::PartsToApply(std::size_t i) const {
+  const Span& span = spans_[i];
+  AppliedParts parts;
+  if (!IsKnownObjectKind(span.kind)) return parts;
+  if (span.applied != 0) {
+    static constexpr SectionId kOwnedAndExtra[] = {kOwnedSection, kExtraSection};
+    ByteView found[2];
+    parts.has = FindEach(i, kOwnedAndExtra, found) << 1;
+    parts.owned = found[0];
+    parts.extra = found[1];
+  }
+  parts.prop = ByteView(bytes_.data() + span.offset + span.prop, span.size - span.prop);
+  parts.has |= 1;
+  return parts;
 }
 
 }  // namespace rolly::record
