@@ -1099,6 +1099,44 @@ TEST(ActorSectionTest, EveryFieldIsWrittenInTheDocumentedForm) {
   EXPECT_THAT(world::DecodeActor(want), StatusIs(StatusCode::kDamaged));
 }
 
+// A load reads again, without checking them again, the ACTR and COMP sections its check passed:
+// what it reads is what the checking read gives, for every optional field present or not.
+TEST(ActorSectionTest, CheckedSectionsReadAgainGiveWhatTheCheckRead) {
+  for (int mask = 0; mask < 64; ++mask) {
+    world::ActorSection a;
+    a.spawned = mask & 1;
+    a.destroyed = mask & 2;
+    if (mask & 4) a.owner = Guid(7, 8);
+    if (mask & 8) {
+      a.attach_parent = Guid(9, 10);
+      a.attach_socket = (mask & 2) ? "" : "hand_r";
+    }
+    if (mask & 16) a.transform.rotation = {0.5, 0.5, 0.5, 0.5};
+    if (mask & 32) a.transform.scale = {2.0, 3.0, 4.0};
+    a.level = (mask & 5) == 5 ? "Cellar" : "";
+    a.transform.translation = {mask * 1.0, -2.0, 3.25};
+    const Bytes bytes = world::EncodeActor(a);
+    world::ActorSection checked, again;
+    ASSERT_OK(world::ReadActor(bytes, &checked)) << mask;
+    world::ReadCheckedActor(bytes, &again);
+    EXPECT_EQ(again, checked) << mask;
+    EXPECT_EQ(again, a) << mask;
+    // Bytes it is not meant for are not read past their end (the sanitizers' build checks).
+    for (std::size_t n = 0; n < bytes.size(); ++n) {
+      const Bytes prefix(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n));
+      world::ReadCheckedActor(prefix, &again);
+    }
+  }
+  const world::ComponentSection comp{Guid(3, 4), "Light"};
+  const Bytes bytes = world::EncodeComponent(comp);
+  world::ComponentSection checked, again;
+  ASSERT_OK(world::ReadComponent(bytes, &checked));
+  world::ReadCheckedComponent(bytes, &again);
+  EXPECT_EQ(again.actor, checked.actor);
+  EXPECT_EQ(again.name, "Light");
+  EXPECT_EQ(again.name.data(), checked.name.data());
+}
+
 // The rotation and scale are left out exactly when each of their numbers compares equal (==) to
 // the identity's: -0 counts as 0; a NaN, the smallest denormal or the next double after 1 do not.
 TEST(ActorSectionTest, RotationAndScaleAreLeftOutExactlyWhenEqualToTheIdentity) {

@@ -136,7 +136,22 @@ void AppendActor(const ActorSection& a, ByteSink* out) {
   if (flags & kAttached) out->LengthPrefixed(a.attach_socket);
 }
 
-Status ReadActor(ByteView bytes, ActorSection* a) {
+namespace {
+
+// A text of a section: checked (at most 1,024 bytes of UTF-8 without NUL), or, kChecked, taken
+// as it is from bytes that passed that check before.
+template <bool kChecked>
+bool ReadTextOf(ByteReader& r, std::string_view* out) {
+  if constexpr (kChecked) {
+    return r.LengthPrefixed(kMaxText, out);
+  } else {
+    return ReadText(r, out);
+  }
+}
+
+// ReadActor, and (kChecked) ReadCheckedActor: the same walk, the bounds still checked.
+template <bool kChecked>
+bool ReadActorAs(ByteView bytes, ActorSection* a) {
   ByteReader r(bytes);
   std::uint8_t flags = 0;
   auto& t = a->transform;
@@ -146,27 +161,43 @@ Status ReadActor(ByteView bytes, ActorSection* a) {
   a->attach_parent = Guid();
   a->attach_socket = {};
   bool ok = r.U8(&flags) && flags < 128;
-  if (ok && (flags & kLevel)) ok = ReadText(r, &a->level) && !a->level.empty();
+  if (ok && (flags & kLevel)) ok = ReadTextOf<kChecked>(r, &a->level) && !a->level.empty();
   ok = ok && r.F64(&t.translation.x) && r.F64(&t.translation.y) && r.F64(&t.translation.z);
   if (ok && (flags & kRotation)) {
     ok = r.F64(&t.rotation.x) && r.F64(&t.rotation.y) && r.F64(&t.rotation.z) &&
          r.F64(&t.rotation.w) &&
-         !(t.rotation.x == 0 && t.rotation.y == 0 && t.rotation.z == 0 && t.rotation.w == 1);
+         (kChecked ||
+          !(t.rotation.x == 0 && t.rotation.y == 0 && t.rotation.z == 0 && t.rotation.w == 1));
   }
   if (ok && (flags & kScale)) {
     ok = r.F64(&t.scale.x) && r.F64(&t.scale.y) && r.F64(&t.scale.z) &&
-         !(t.scale.x == 1 && t.scale.y == 1 && t.scale.z == 1);
+         (kChecked || !(t.scale.x == 1 && t.scale.y == 1 && t.scale.z == 1));
   }
-  if (ok && (flags & kOwner)) ok = ReadGuid(r, &a->owner) && !a->owner.is_none();
+  if (ok && (flags & kOwner)) ok = ReadGuid(r, &a->owner) && (kChecked || !a->owner.is_none());
   if (ok && (flags & kAttached)) {
-    ok = ReadGuid(r, &a->attach_parent) && !a->attach_parent.is_none() &&
-         ReadText(r, &a->attach_socket);
+    ok = ReadGuid(r, &a->attach_parent) && (kChecked || !a->attach_parent.is_none()) &&
+         ReadTextOf<kChecked>(r, &a->attach_socket);
   }
-  if (!ok || !r.empty()) return DamagedError("ACTR: not in the one form");
   a->spawned = flags & kSpawned;
   a->destroyed = flags & kDestroyed;
+  return ok && r.empty();
+}
+
+template <bool kChecked>
+bool ReadComponentAs(ByteView bytes, ComponentSection* c) {
+  ByteReader r(bytes);
+  return ReadGuid(r, &c->actor) && ReadTextOf<kChecked>(r, &c->name) && !c->name.empty() &&
+         r.empty();
+}
+
+}  // namespace
+
+Status ReadActor(ByteView bytes, ActorSection* a) {
+  if (!ReadActorAs<false>(bytes, a)) return DamagedError("ACTR: not in the one form");
   return OkStatus();
 }
+
+void ReadCheckedActor(ByteView bytes, ActorSection* a) { ReadActorAs<true>(bytes, a); }
 
 Result<ActorSection> DecodeActor(ByteView bytes) {
   ActorSection a;
@@ -188,12 +219,11 @@ void AppendComponent(const ComponentSection& c, ByteSink* out) {
 }
 
 Status ReadComponent(ByteView bytes, ComponentSection* c) {
-  ByteReader r(bytes);
-  if (!ReadGuid(r, &c->actor) || !ReadText(r, &c->name) || c->name.empty() || !r.empty()) {
-    return DamagedError("COMP: not in the one form");
-  }
+  if (!ReadComponentAs<false>(bytes, c)) return DamagedError("COMP: not in the one form");
   return OkStatus();
 }
+
+void ReadCheckedComponent(ByteView bytes, ComponentSection* c) { ReadComponentAs<true>(bytes, c); }
 
 Result<ComponentSection> DecodeComponent(ByteView bytes) {
   ComponentSection c;

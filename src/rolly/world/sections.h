@@ -64,6 +64,10 @@ Bytes EncodeActor(const ActorSection& actor);
 void AppendActor(const ActorSection& actor, ByteSink* out);
 // Reads ACTR into `out` (left unspecified on failure): Damaged for bytes not in the one form.
 Status ReadActor(ByteView bytes, ActorSection* out);
+// Reads ACTR bytes that ReadActor accepted before (a checked save's, read again in place)
+// without checking their values again: quicker, and meant only for such bytes (for others
+// `out` is unspecified, and nothing is read outside `bytes`).
+void ReadCheckedActor(ByteView bytes, ActorSection* out);
 // The same, as a value.
 Result<ActorSection> DecodeActor(ByteView bytes);
 
@@ -77,6 +81,8 @@ Bytes EncodeComponent(const ComponentSection& component);
 void AppendComponent(const ComponentSection& component, ByteSink* out);
 // Reads COMP into `out` (left unspecified on failure): Damaged for bytes not in the one form.
 Status ReadComponent(ByteView bytes, ComponentSection* out);
+// As ReadCheckedActor, for COMP bytes that ReadComponent accepted before.
+void ReadCheckedComponent(ByteView bytes, ComponentSection* out);
 // The same, as a value.
 Result<ComponentSection> DecodeComponent(ByteView bytes);
 

@@ -1153,12 +1153,12 @@ class World::Applier {
   // The ACTR or COMP section of a checked record, read in place (LoadedGame::Check checked it).
   static ActorSection ActorOf(ByteView section) {
     ActorSection a;
-    ReadActor(section, &a).IgnoreError();
+    ReadCheckedActor(section, &a);
     return a;
   }
   static ComponentSection ComponentOf(ByteView section) {
     ComponentSection comp;
-    ReadComponent(section, &comp).IgnoreError();
+    ReadCheckedComponent(section, &comp);
     return comp;
   }
 
