@@ -197,7 +197,50 @@ Status ReadActor(ByteView bytes, ActorSection* a) {
   return OkStatus();
 }
 
-void ReadCheckedActor(ByteView bytes, ActorSection* a) { ReadActorAs<true>(bytes, a); }
+void ReadCheckedActor(ByteView bytes, ActorSection* a) {
+  // A load reads every actor's section again: after the flags and the level, the fixed part is
+  // bounded once and read by plain loads.
+  ByteReader r(bytes);
+  std::uint8_t flags = 0;
+  a->level = {};
+  if (!r.U8(&flags) || ((flags & kLevel) && !r.LengthPrefixed(kMaxText, &a->level))) {
+    ReadActorAs<true>(bytes, a);  // not what it is meant for: read by the bounded walk
+    return;
+  }
+  const bool rotated = flags & kRotation;
+  const bool scaled = flags & kScale;
+  const std::size_t fixed = 8 * (3 + (rotated ? 4 : 0) + (scaled ? 3 : 0)) +
+                            ((flags & kOwner) ? 16 : 0) + ((flags & kAttached) ? 16 : 0);
+  ByteView part;
+  if (!r.Raw(fixed, &part)) {
+    ReadActorAs<true>(bytes, a);
+    return;
+  }
+  const std::uint8_t* p = part.data();
+  auto f64 = [&p] {
+    const double d = std::bit_cast<double>(LoadU64(p));
+    p += 8;
+    return d;
+  };
+  auto guid = [&p] {
+    const Guid g(LoadU64(p), LoadU64(p + 8));
+    p += 16;
+    return g;
+  };
+  reflect::Transformd& t = a->transform;
+  t.translation = {f64(), f64(), f64()};
+  t.rotation = rotated ? reflect::Quatd{f64(), f64(), f64(), f64()} : reflect::Quatd{};
+  t.scale = scaled ? reflect::Vector3d{f64(), f64(), f64()} : reflect::Vector3d{1, 1, 1};
+  a->owner = (flags & kOwner) ? guid() : Guid();
+  a->attach_parent = (flags & kAttached) ? guid() : Guid();
+  a->attach_socket = {};
+  if ((flags & kAttached) && !r.LengthPrefixed(kMaxText, &a->attach_socket)) {
+    ReadActorAs<true>(bytes, a);
+    return;
+  }
+  a->spawned = flags & kSpawned;
+  a->destroyed = flags & kDestroyed;
+}
 
 Result<ActorSection> DecodeActor(ByteView bytes) {
   ActorSection a;
