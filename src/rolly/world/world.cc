@@ -1110,12 +1110,17 @@ class World::Applier {
           ((reinterpret_cast<std::uintptr_t>(p) >> 4) * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
     };
     for (const void* p : doomed_list_) filter[bit(p) / 64] |= std::uint64_t{1} << (bit(p) % 64);
-    const std::size_t before = targets_.size();
-    std::erase_if(targets_, [&](const Target& t) {
+    auto doomed = [&](const Target& t) {
       const std::size_t b = bit(t.object.ptr);
-      if ((filter[b / 64] >> (b % 64) & 1) == 0 || !doomed_.Contains(DoomedKey(t.object.ptr))) {
-        return false;
-      }
+      return (filter[b / 64] >> (b % 64) & 1) != 0 && doomed_.Contains(DoomedKey(t.object.ptr));
+    };
+    // The first target that goes, in a plain loop (in a save the library wrote there is none).
+    std::size_t first = 0;
+    while (first < targets_.size() && !doomed(targets_[first])) ++first;
+    if (first == targets_.size()) return;
+    const auto from = targets_.begin() + static_cast<std::ptrdiff_t>(first);
+    targets_.erase(std::remove_if(from, targets_.end(), [&](const Target& t) {
+      if (!doomed(t)) return false;
       const record::CheckedPayload& records = t.chunk->payload;
       dropped_.push_back(records.subject(t.record));
       Message("record of " +
@@ -1123,9 +1128,8 @@ class World::Applier {
                        records.subject(t.record)) +
               " was not applied: the save holds its actor destroyed");
       return true;
-    });
-    // A placement goes with its actor's record (none was dropped: none goes).
-    if (targets_.size() == before) return;
+    }), targets_.end());
+    // A placement goes with its actor's record.
     GuidSet ids;
     for (Guid id : remove_) ids.Insert(id);
     std::erase_if(placements_, [&](const auto& p) { return ids.Contains(p.first); });
