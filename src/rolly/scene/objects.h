@@ -92,6 +92,8 @@ class Actor {
   Name attach_socket;
   std::vector<std::unique_ptr<Component>> components;
   bool begun_play = false;
+  // Between the scene's BeginSpawn and FinishSpawn.
+  bool deferred = false;
   // The actor as its registered class, set by the scene when it makes the actor (as
   // Component::registered).
   world::Object registered;

@@ -98,8 +98,6 @@ struct Scene::World {
   // (a load looks up every saved actor by ID).
   GuidMap<std::pair<std::uint64_t, Actor*>> by_id;
   std::uint64_t next_seq = 0;
-  // Actors between BeginSpawn and FinishSpawn.
-  GuidSet deferred;
   bool begun_play = false;
 
   Actor* Find(Guid id) const {
@@ -776,7 +774,6 @@ void Scene::DestroyMany(const std::vector<Guid>& ids) {
     if (p.pawn != nullptr && gone.Contains(GoneKey(p.pawn))) p.pawn = nullptr;
   std::vector<std::uint64_t> seqs;
   for (Guid id : gone_list) {
-    w.deferred.Erase(id);
     seqs.push_back(w.by_id.Find(id)->first);
     w.by_id.Erase(id);
   }
@@ -1088,7 +1085,7 @@ Status Scene::OpenMapImpl(std::string_view map_path, bool fresh_game) {
   world_->begun_play = true;
   for (Guid id : world_->Ids()) {
     Actor* a = world_->Find(id);
-    if (a != nullptr && !world_->deferred.Contains(id)) BeginPlayOf(*a);
+    if (a != nullptr && !a->deferred) BeginPlayOf(*a);
   }
   if (events_) events_->OnBeginPlay();
   return OkStatus();
@@ -1103,14 +1100,15 @@ Result<world::ActorView> Scene::BeginSpawn(Name level, const ClassInfo& cls, Gui
   if (!world_->IsLoaded(level))
     return InvalidInputError("BeginSpawn: level " + level.str() + " is not loaded");
   ROLLY_ASSIGN_OR_RETURN(Actor * a, MakeActor(*world_, cls, id, level, transform, true));
-  world_->deferred.Insert(id);
+  a->deferred = true;
   return ViewOf(*a);
 }
 
 void Scene::FinishSpawn(Guid id) {
-  if (!world_ || !world_->deferred.Erase(id)) return;
-  Actor* a = world_->Find(id);
-  if (a != nullptr && world_->begun_play) BeginPlayOf(*a);
+  Actor* a = world_ ? world_->Find(id) : nullptr;
+  if (a == nullptr || !a->deferred) return;
+  a->deferred = false;
+  if (world_->begun_play) BeginPlayOf(*a);
 }
 
 void Scene::DestroyActor(Guid id) {
@@ -1164,7 +1162,7 @@ Result<Component*> Scene::AddComponent(Guid actor, Name name, Name cls) {
   c->owner = a;
   c->registered = {info, object};
   a->components.emplace_back(c);
-  if (events_ && !world_->deferred.Contains(actor))
+  if (events_ && !a->deferred)
     events_->OnComponentCreated(actor, {name, {info, object}});
   return c;
 }
@@ -1225,7 +1223,7 @@ Status Scene::AddLevel(Name level) {
   if (world_->begun_play) {
     for (Guid id : world_->Ids()) {
       Actor* a = world_->Find(id);
-      if (a != nullptr && a->level == level && !world_->deferred.Contains(id)) BeginPlayOf(*a);
+      if (a != nullptr && a->level == level && !a->deferred) BeginPlayOf(*a);
     }
   }
   return OkStatus();
