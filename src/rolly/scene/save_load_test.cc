@@ -1099,6 +1099,63 @@ TEST(ActorSectionTest, EveryFieldIsWrittenInTheDocumentedForm) {
   EXPECT_THAT(world::DecodeActor(want), StatusIs(StatusCode::kDamaged));
 }
 
+// ACTR has one form: anything else is Damaged, each way it can differ.
+TEST(ActorSectionTest, EveryOtherFormIsRefused) {
+  Bytes bytes;
+  auto u64 = [&](std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  };
+  auto f64 = [&](double d) { u64(std::bit_cast<std::uint64_t>(d)); };
+  auto text = [&](std::string_view t) {
+    bytes.push_back(static_cast<std::uint8_t>(t.size()));
+    bytes.insert(bytes.end(), t.begin(), t.end());
+  };
+  auto translation = [&] {
+    for (int i = 0; i < 3; ++i) f64(1.0);
+  };
+  struct Case {
+    const char* what;
+    std::function<void()> write;
+  };
+  const Case cases[] = {
+      {"empty", [] {}},
+      {"a flag no version defines", [&] { bytes.push_back(128), translation(); }},
+      {"an empty level", [&] { bytes.push_back(64), text(""), translation(); }},
+      {"a level not UTF-8", [&] { bytes.push_back(64), text("\xff"), translation(); }},
+      {"a level with NUL",
+       [&] { bytes.push_back(64), text(std::string_view("a\0b", 3)), translation(); }},
+      {"a translation cut short", [&] { bytes.push_back(0), f64(1.0), f64(1.0); }},
+      {"the identity rotation",
+       [&] { bytes.push_back(16), translation(), f64(0), f64(0), f64(-0.0), f64(1); }},
+      {"the identity scale", [&] { bytes.push_back(32), translation(), f64(1), f64(1), f64(1); }},
+      {"no owner", [&] { bytes.push_back(4), translation(), u64(0), u64(0); }},
+      {"no parent", [&] { bytes.push_back(8), translation(), u64(0), u64(0), text("s"); }},
+      {"a socket cut short", [&] { bytes.push_back(8), translation(), u64(1), u64(2); }},
+      {"a byte after", [&] { bytes.push_back(0), translation(), bytes.push_back(0); }},
+  };
+  for (const Case& c : cases) {
+    bytes.clear();
+    c.write();
+    world::ActorSection a;
+    EXPECT_THAT(world::ReadActor(bytes, &a), StatusIs(StatusCode::kDamaged)) << c.what;
+    world::ReadCheckedActor(bytes, &a);  // not what it is for, but it stays within the bytes
+  }
+  // Each of those fixed is read.
+  bytes.clear();
+  bytes.push_back(4 | 8 | 16 | 32 | 64);
+  text("Cellar");
+  translation();
+  for (double d : {0.0, 0.0, 0.0, -1.0, 1.0, 1.0, 2.0}) f64(d);
+  u64(1), u64(2), u64(3), u64(4), text("s");
+  world::ActorSection a;
+  ASSERT_OK(world::ReadActor(bytes, &a));
+  EXPECT_EQ(a.transform.rotation.w, -1.0);
+  EXPECT_EQ(a.transform.scale.z, 2.0);
+  EXPECT_EQ(a.owner, Guid(1, 2));
+  EXPECT_EQ(a.attach_parent, Guid(3, 4));
+  EXPECT_EQ(a.attach_socket, "s");
+}
+
 // A load reads again, without checking them again, the ACTR and COMP sections its check passed:
 // what it reads is what the checking read gives, for every optional field present or not.
 TEST(ActorSectionTest, CheckedSectionsReadAgainGiveWhatTheCheckRead) {

@@ -149,38 +149,59 @@ bool ReadTextOf(ByteReader& r, std::string_view* out) {
   }
 }
 
-// ReadActor, and (kChecked) ReadCheckedActor: the same walk, the bounds still checked.
+// ReadActor, and (kChecked) ReadCheckedActor, which checks only the bounds. After the flags and
+// the level, the fixed part (the numbers and IDs the flags call for) is bounded once and read by
+// plain loads: a load reads every actor's section twice, once in its check and once to apply it.
 template <bool kChecked>
 bool ReadActorAs(ByteView bytes, ActorSection* a) {
   ByteReader r(bytes);
   std::uint8_t flags = 0;
-  auto& t = a->transform;
-  t = reflect::Transformd();
   a->level = {};
-  a->owner = Guid();
-  a->attach_parent = Guid();
   a->attach_socket = {};
-  bool ok = r.U8(&flags) && flags < 128;
-  if (ok && (flags & kLevel)) ok = ReadTextOf<kChecked>(r, &a->level) && !a->level.empty();
-  ok = ok && r.F64(&t.translation.x) && r.F64(&t.translation.y) && r.F64(&t.translation.z);
-  if (ok && (flags & kRotation)) {
-    ok = r.F64(&t.rotation.x) && r.F64(&t.rotation.y) && r.F64(&t.rotation.z) &&
-         r.F64(&t.rotation.w) &&
-         (kChecked ||
-          !(t.rotation.x == 0 && t.rotation.y == 0 && t.rotation.z == 0 && t.rotation.w == 1));
+  if (!r.U8(&flags) || (!kChecked && flags >= 128)) return false;
+  if ((flags & kLevel) && (!ReadTextOf<kChecked>(r, &a->level) || a->level.empty())) return false;
+  const bool rotated = flags & kRotation;
+  const bool scaled = flags & kScale;
+  const bool owned = flags & kOwner;
+  const bool attached = flags & kAttached;
+  ByteView fixed;
+  if (!r.Raw(8 * (3 + (rotated ? 4 : 0) + (scaled ? 3 : 0)) + (owned ? 16 : 0) +
+                 (attached ? 16 : 0),
+             &fixed)) {
+    return false;
   }
-  if (ok && (flags & kScale)) {
-    ok = r.F64(&t.scale.x) && r.F64(&t.scale.y) && r.F64(&t.scale.z) &&
-         (kChecked || !(t.scale.x == 1 && t.scale.y == 1 && t.scale.z == 1));
-  }
-  if (ok && (flags & kOwner)) ok = ReadGuid(r, &a->owner) && (kChecked || !a->owner.is_none());
-  if (ok && (flags & kAttached)) {
-    ok = ReadGuid(r, &a->attach_parent) && (kChecked || !a->attach_parent.is_none()) &&
-         ReadTextOf<kChecked>(r, &a->attach_socket);
-  }
+  const std::uint8_t* p = fixed.data();
+  auto f64 = [&p] {
+    const double d = std::bit_cast<double>(LoadU64(p));
+    p += 8;
+    return d;
+  };
+  auto guid = [&p] {
+    const Guid g(LoadU64(p), LoadU64(p + 8));
+    p += 16;
+    return g;
+  };
+  reflect::Transformd& t = a->transform;
+  // (Braced lists are evaluated in order.)
+  t.translation = {f64(), f64(), f64()};
+  t.rotation = rotated ? reflect::Quatd{f64(), f64(), f64(), f64()} : reflect::Quatd{};
+  t.scale = scaled ? reflect::Vector3d{f64(), f64(), f64()} : reflect::Vector3d{1, 1, 1};
+  a->owner = owned ? guid() : Guid();
+  a->attach_parent = attached ? guid() : Guid();
+  if (attached && !ReadTextOf<kChecked>(r, &a->attach_socket)) return false;
   a->spawned = flags & kSpawned;
   a->destroyed = flags & kDestroyed;
-  return ok && r.empty();
+  if constexpr (!kChecked) {
+    // The one form: what equals its default is left out.
+    const auto& q = t.rotation;
+    const auto& k = t.scale;
+    if ((rotated && q.x == 0 && q.y == 0 && q.z == 0 && q.w == 1) ||
+        (scaled && k.x == 1 && k.y == 1 && k.z == 1) || (owned && a->owner.is_none()) ||
+        (attached && a->attach_parent.is_none())) {
+      return false;
+    }
+  }
+  return r.empty();
 }
 
 template <bool kChecked>
@@ -197,50 +218,7 @@ Status ReadActor(ByteView bytes, ActorSection* a) {
   return OkStatus();
 }
 
-void ReadCheckedActor(ByteView bytes, ActorSection* a) {
-  // A load reads every actor's section again: after the flags and the level, the fixed part is
-  // bounded once and read by plain loads.
-  ByteReader r(bytes);
-  std::uint8_t flags = 0;
-  a->level = {};
-  if (!r.U8(&flags) || ((flags & kLevel) && !r.LengthPrefixed(kMaxText, &a->level))) {
-    ReadActorAs<true>(bytes, a);  // not what it is meant for: read by the bounded walk
-    return;
-  }
-  const bool rotated = flags & kRotation;
-  const bool scaled = flags & kScale;
-  const std::size_t fixed = 8 * (3 + (rotated ? 4 : 0) + (scaled ? 3 : 0)) +
-                            ((flags & kOwner) ? 16 : 0) + ((flags & kAttached) ? 16 : 0);
-  ByteView part;
-  if (!r.Raw(fixed, &part)) {
-    ReadActorAs<true>(bytes, a);
-    return;
-  }
-  const std::uint8_t* p = part.data();
-  auto f64 = [&p] {
-    const double d = std::bit_cast<double>(LoadU64(p));
-    p += 8;
-    return d;
-  };
-  auto guid = [&p] {
-    const Guid g(LoadU64(p), LoadU64(p + 8));
-    p += 16;
-    return g;
-  };
-  reflect::Transformd& t = a->transform;
-  t.translation = {f64(), f64(), f64()};
-  t.rotation = rotated ? reflect::Quatd{f64(), f64(), f64(), f64()} : reflect::Quatd{};
-  t.scale = scaled ? reflect::Vector3d{f64(), f64(), f64()} : reflect::Vector3d{1, 1, 1};
-  a->owner = (flags & kOwner) ? guid() : Guid();
-  a->attach_parent = (flags & kAttached) ? guid() : Guid();
-  a->attach_socket = {};
-  if ((flags & kAttached) && !r.LengthPrefixed(kMaxText, &a->attach_socket)) {
-    ReadActorAs<true>(bytes, a);
-    return;
-  }
-  a->spawned = flags & kSpawned;
-  a->destroyed = flags & kDestroyed;
-}
+void ReadCheckedActor(ByteView bytes, ActorSection* a) { ReadActorAs<true>(bytes, a); }
 
 Result<ActorSection> DecodeActor(ByteView bytes) {
   ActorSection a;
