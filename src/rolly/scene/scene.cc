@@ -639,7 +639,8 @@ void Scene::LookUpActors(std::span<const Guid> ids, bool components,
   std::size_t cursor = 0;
   std::size_t asked = 0;  // the actors along the cursor asked for: those before this
   bool on_cursor = true;  // whether the last ID looked up was matched at the cursor
-  auto lookup = [&](std::size_t k) {
+  // (Inlined at both calls: it runs for every ID.)
+  auto lookup = [&](std::size_t k) __attribute__((always_inline)) {
     for (; asked < std::min(cursor + kCursorAhead, actors.size()); ++asked) {
       __builtin_prefetch(actors[asked].second.get());
     }

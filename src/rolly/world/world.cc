@@ -1359,7 +1359,7 @@ class World::Applier {
         return;
       }
       Take(c, i, view->object, false);
-      placements_.push_back({subject, PlacementOf(a)});
+      placements_.emplace_back(subject, PlacementOf(a));
       return;
     }
     const reflect::ClassInfo* cls = registry_.FindClass(saved);
