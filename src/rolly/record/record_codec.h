@@ -182,8 +182,9 @@ class CheckedPayload {
   // 0 for a record of a kind this version does not know. At most 32 IDs.
   std::uint32_t FindEach(std::size_t i, std::span<const SectionId> ids, ByteView* out) const;
   // The parts an apply reads of record `i` (of a known kind): PROP, and INLN and XTRA when it
-  // has them (`has` bits 1 and 2; the views are left empty otherwise). The check noted which a
-  // record has, so one with neither, as most are, is not walked.
+  // has them. In `has`, 1 is PROP (always there), 2 INLN and 4 XTRA; the view of a part it lacks
+  // is empty; `has` is 0 for a kind this version does not know. The check noted which a record
+  // has, so one with neither INLN nor XTRA, as most are, is not walked.
   struct AppliedParts {
     ByteView prop, owned, extra;
     std::uint32_t has = 0;
@@ -210,7 +211,7 @@ class CheckedPayload {
     // the check, so FindEach reads no count or layout again.
     std::uint8_t others = 0;
     std::uint8_t head = 0;
-    // Bit 1: the record has INLN; bit 2: XTRA (PartsToApply walks the others only then).
+    // 1: the record has INLN; 2: it has XTRA (PartsToApply walks its sections only then).
     std::uint8_t applied = 0;
     std::uint32_t prop = 0;
     Guid subject;

@@ -1,6 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -376,6 +377,55 @@ TEST_F(EverythingTest, UnknownKindsAndSectionsAreKeptWhole) {
               StatusIs(StatusCode::kNewerVersion));
   EXPECT_THAT(MoveRecord(decoded->tables, decoded->records[0], &p.tables),
               StatusIs(StatusCode::kNewerVersion));
+}
+
+// What an apply reads of each record (PartsToApply): PROP, and INLN and XTRA exactly when the
+// record has them, whatever else it holds and in whichever order; the same from a check in two
+// halves.
+TEST_F(EverythingTest, PartsToApplyGivesPropAndTheExtraSectionARecordHas) {
+  Everything e = Sample();
+  auto [p, actor, future, strange] = WithUnknowns(e);
+  // (Records with INLN: FeaturesTest.PartsToApplyOfRecordsWithOwnedObjects.)
+  ASSERT_NE(actor.Find(kExtraSection), nullptr);
+  Record no_extra = actor;
+  std::erase_if(no_extra.sections,
+                [](const Section& s) { return SameSection(s.id, kExtraSection); });
+  Record reversed = actor;  // the other sections in another order
+  std::reverse(reversed.sections.begin(), reversed.sections.end());
+  Record plain = actor;  // PROP alone
+  std::erase_if(plain.sections, [](const Section& s) { return !SameSection(s.id, kPropSection); });
+  for (const Record& r : {actor, no_extra, strange, reversed, plain}) {
+    for (int k = 0; k < 40; ++k) p.records.push_back(r);
+  }
+  ASSERT_OK_AND_ASSIGN(const Bytes bytes, EncodePayload(p));
+  ASSERT_OK_AND_ASSIGN(const Payload decoded, DecodePayload(bytes));
+  const CheckedPayload::Post at_once = [](std::function<void()> task) { task(); };
+  ASSERT_OK_AND_ASSIGN(const CheckedPayload in_order, CheckedPayload::Check(bytes));
+  ASSERT_OK_AND_ASSIGN(const CheckedPayload halves,
+                       CheckedPayload::Check(bytes, nullptr, {}, at_once, 0));
+  for (const CheckedPayload* checked : {&in_order, &halves}) {
+    ASSERT_EQ(checked->size(), decoded.records.size());
+    for (std::size_t i = 0; i < checked->size(); ++i) {
+      const Record& want = decoded.records[i];
+      const CheckedPayload::AppliedParts parts = checked->PartsToApply(i);
+      if (!IsKnownObjectKind(want.kind)) {
+        EXPECT_EQ(parts.has, 0u) << i;
+        continue;
+      }
+      const std::pair<std::uint32_t, SectionId> each[] = {
+          {1, kPropSection}, {2, kOwnedSection}, {4, kExtraSection}};
+      const ByteView views[] = {parts.prop, parts.owned, parts.extra};
+      for (std::size_t k = 0; k < 3; ++k) {
+        const Section* s = want.Find(each[k].second);
+        EXPECT_EQ((parts.has & each[k].first) != 0, s != nullptr) << i << " " << k;
+        if (s != nullptr) {
+          EXPECT_EQ(Bytes(views[k].begin(), views[k].end()), s->bytes) << i << " " << k;
+        } else {
+          EXPECT_TRUE(views[k].empty()) << i << " " << k;
+        }
+      }
+    }
+  }
 }
 
 // What a loaded save keeps: the bytes and where each record lies. Every record reads the same as

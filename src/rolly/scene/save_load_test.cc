@@ -1132,6 +1132,21 @@ TEST(ActorSectionTest, EveryOtherFormIsRefused) {
       {"no parent", [&] { bytes.push_back(8), translation(), u64(0), u64(0), text("s"); }},
       {"a socket cut short", [&] { bytes.push_back(8), translation(), u64(1), u64(2); }},
       {"a byte after", [&] { bytes.push_back(0), translation(), bytes.push_back(0); }},
+      {"a level over 1,024 bytes",
+       [&] {
+         bytes.push_back(64);
+         bytes.push_back(0x81), bytes.push_back(0x08);  // 1,025 as a varint
+         bytes.insert(bytes.end(), 1025, 'a');
+         translation();
+       }},
+      {"a socket not UTF-8",
+       [&] { bytes.push_back(8), translation(), u64(1), u64(2), text("\xc3"); }},
+      {"a socket with NUL",
+       [&] { bytes.push_back(8), translation(), u64(1), u64(2), text(std::string_view("\0", 1)); }},
+      {"a rotation cut short", [&] { bytes.push_back(16), translation(), f64(0.5), f64(0.5); }},
+      {"a scale cut short", [&] { bytes.push_back(32), translation(), f64(2); }},
+      {"an owner cut short", [&] { bytes.push_back(4), translation(), u64(1); }},
+      {"a parent cut short", [&] { bytes.push_back(8), translation(), u64(1); }},
   };
   for (const Case& c : cases) {
     bytes.clear();
@@ -1154,6 +1169,26 @@ TEST(ActorSectionTest, EveryOtherFormIsRefused) {
   EXPECT_EQ(a.owner, Guid(1, 2));
   EXPECT_EQ(a.attach_parent, Guid(3, 4));
   EXPECT_EQ(a.attach_socket, "s");
+
+  // COMP: the actor's ID and a name of 1 to 1,024 bytes of UTF-8 without NUL, and nothing after.
+  auto comp = [&](std::string_view name, bool byte_after) {
+    bytes.clear();
+    u64(1), u64(2), text(name);
+    if (byte_after) bytes.push_back(0);
+    return bytes;
+  };
+  world::ComponentSection c;
+  ASSERT_OK(world::ReadComponent(comp("Light", false), &c));
+  EXPECT_EQ(c.name, "Light");
+  for (const Bytes& bad : {comp("", false), comp("\xff", false),
+                           comp(std::string_view("a\0", 2), false), comp("Light", true),
+                           Bytes{1, 2, 3}}) {
+    EXPECT_THAT(world::ReadComponent(bad, &c), StatusIs(StatusCode::kDamaged));
+    for (std::size_t n = 0; n <= bad.size(); ++n) {
+      const Bytes prefix(bad.begin(), bad.begin() + static_cast<std::ptrdiff_t>(n));
+      world::ReadCheckedComponent(prefix, &c);  // stays within the bytes
+    }
+  }
 }
 
 // A load reads again, without checking them again, the ACTR and COMP sections its check passed:

@@ -569,6 +569,24 @@ TEST_F(SceneTest, DeferredSpawnBeginsPlayAtFinish) {
   EXPECT_TRUE(log_.empty());
   scene_->FinishSpawn(id);
   EXPECT_THAT(log_, ElementsAre("BeginPlay "));
+  // Finishing it again, or finishing an actor never deferred, does nothing; a component added
+  // now is reported.
+  scene_->FinishSpawn(id);
+  scene_->ForEachActor([&](Actor& a) { scene_->FinishSpawn(a.id); });
+  EXPECT_THAT(log_, ElementsAre("BeginPlay "));
+  ASSERT_OK(scene_->AddComponent(id, Name("Later"), Name("LampComponent")).status());
+  EXPECT_THAT(log_, ElementsAre("BeginPlay ",
+                                "ComponentCreated " + id.ToString() + " Later LampComponent"));
+  // Destroyed while deferred: it never begins play, and its ID can be spawned again.
+  const Guid again = Guid::Random();
+  const reflect::ClassInfo& probe = *registry_.FindClass<ProbeActor>();
+  ASSERT_OK(scene_->BeginSpawn(Name(), probe, again, {}).status());
+  scene_->DestroyActor(again);
+  scene_->FinishSpawn(again);
+  EXPECT_EQ(scene_->FindActor(again), nullptr);
+  ASSERT_OK(scene_->BeginSpawn(Name(), probe, again, {}).status());
+  scene_->FinishSpawn(again);
+  EXPECT_EQ(std::count(log_.begin(), log_.end(), "BeginPlay "), 2);
   EXPECT_THAT(scene_->BeginSpawn(Name(), *registry_.FindClass<Door>(), id, {}),
               StatusIs(StatusCode::kInvalidInput, HasSubstr("AlreadyExists")));
   EXPECT_THAT(scene_->BeginSpawn(Name(), *registry_.FindClass<QuestLog>(), Guid::Random(), {}),

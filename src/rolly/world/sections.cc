@@ -149,7 +149,8 @@ bool ReadTextOf(ByteReader& r, std::string_view* out) {
   }
 }
 
-// ReadActor, and (kChecked) ReadCheckedActor, which checks only the bounds. After the flags and
+// ReadActor, and (kChecked) ReadCheckedActor, which checks the bounds and what its walk needs
+// (no UTF-8, NUL or one-form checks; the result is not read on failure). After the flags and
 // the level, the fixed part (the numbers and IDs the flags call for) is bounded once and read by
 // plain loads: a load reads every actor's section twice, once in its check and once to apply it.
 template <bool kChecked>
