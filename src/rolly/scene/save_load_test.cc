@@ -2401,6 +2401,61 @@ TEST_F(SaveLoadTest, AnActorHeldDestroyedWithOtherRecordsOfItGoesAndTheyAreNotAp
   }
 }
 
+// The same, with a tombstone that comes before the records it drops, among hundreds of placed
+// actors the save holds destroyed (and their components: more objects than the smallest filter
+// of the objects that go is sized for).
+TEST_F(SaveLoadTest, ATombstoneBeforeOtherRecordsOfItsActorAmongManyDropsThem) {
+  sample_map_ = BuildSampleMap(1200, 11);
+  auto a = NewGame();
+  ASSERT_OK(a->scene.Start(kMap));
+  std::vector<Guid> placed;
+  a->scene.ForEachActor([&](Actor& x) {
+    if (!x.spawned && !x.components.empty()) placed.push_back(x.id);
+  });
+  ASSERT_GT(placed.size(), 302u);
+  const Guid kept = placed.back();  // held both as it is and as destroyed
+  for (std::size_t k = 0; k < 300; ++k) a->scene.DestroyActor(placed[k]);
+  ASSERT_OK(SaveNow(*a, "many"));
+  DamageChunk(*a, "many", "WRLD", [&](Bytes& data) {
+    Result<record::Payload> p = record::DecodePayload(data);
+    if (!p.ok()) return false;
+    for (const record::Record& r : p->records) {
+      if (r.subject != kept || r.Find(world::kActorSection) == nullptr) continue;
+      record::Record tombstone = r;
+      for (record::Section& s : tombstone.sections) {
+        if (record::SameSection(s.id, world::kActorSection)) {
+          world::ActorSection destroyed;
+          destroyed.destroyed = true;
+          s.bytes = world::EncodeActor(destroyed);
+        }
+      }
+      p->records.insert(p->records.begin(), std::move(tombstone));
+      Result<Bytes> out = record::EncodePayload(*p);
+      if (!out.ok()) return false;
+      data = *out;
+      return true;
+    }
+    return false;
+  });
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kMap));
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "many", MapChoice::kKeepCurrentMap));
+  EXPECT_EQ(out.report.removed, 301u);
+  EXPECT_EQ(b->scene.FindActor(kept), nullptr);
+  EXPECT_EQ(b->scene.FindActor(placed[0]), nullptr);
+  EXPECT_NE(b->scene.FindActor(placed[300]), nullptr);
+  // The actor's record and each of its components' are reported, and nothing else is dropped.
+  std::size_t dropped = 0;
+  for (const std::string& m : out.report.messages) {
+    if (m.find("holds its actor destroyed") == std::string::npos) continue;
+    ++dropped;
+  }
+  EXPECT_GE(dropped, 2u) << Lines(out.report.messages);
+  EXPECT_THAT(out.report.messages, Contains(AllOf(HasSubstr(kept.ToString()),
+                                                  HasSubstr("holds its actor destroyed"))));
+  EXPECT_EQ(dropped, out.report.messages.size()) << Lines(out.report.messages);
+}
+
 // --- 8. Many actors ----------------------------------------------------------------------------
 
 TEST_F(SaveLoadTest, TenThousandActorsRoundTrip) {
