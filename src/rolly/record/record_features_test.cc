@@ -811,30 +811,7 @@ TEST_F(FeaturesTest, PartsToApplyOfRecordsWithOwnedObjects) {
     for (int k = 0; k < 20; ++k) p.records.push_back(with_extra);
   }
   ASSERT_OK_AND_ASSIGN(const Bytes bytes, EncodePayload(p));
-  ASSERT_OK_AND_ASSIGN(const Payload decoded, DecodePayload(bytes));
-  const CheckedPayload::Post at_once = [](std::function<void()> task) { task(); };
-  ASSERT_OK_AND_ASSIGN(const CheckedPayload in_order, CheckedPayload::Check(bytes));
-  ASSERT_OK_AND_ASSIGN(const CheckedPayload halves,
-                       CheckedPayload::Check(bytes, nullptr, {}, at_once, 0));
-  for (const CheckedPayload* checked : {&in_order, &halves}) {
-    ASSERT_EQ(checked->size(), decoded.records.size());
-    for (std::size_t i = 0; i < checked->size(); ++i) {
-      const Record& want = decoded.records[i];
-      const CheckedPayload::AppliedParts parts = checked->PartsToApply(i);
-      if (!IsKnownObjectKind(want.kind)) {
-        EXPECT_EQ(parts.has, 0u) << i;
-        continue;
-      }
-      const SectionId ids[] = {kPropSection, kOwnedSection, kExtraSection};
-      const ByteView views[] = {parts.prop, parts.owned, parts.extra};
-      for (std::size_t k = 0; k < 3; ++k) {
-        const Section* s = want.Find(ids[k]);
-        EXPECT_EQ((parts.has >> k & 1) != 0, s != nullptr) << i << " " << k;
-        const Bytes got(views[k].begin(), views[k].end());
-        EXPECT_EQ(got, s != nullptr ? s->bytes : Bytes()) << i << " " << k;
-      }
-    }
-  }
+  ExpectPartsToApplyAsDecoded(bytes);
 }
 
 TEST_F(FeaturesTest, MovedRecordAppliesTheSameAndRecordIndexesBecomeRefs) {

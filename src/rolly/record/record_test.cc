@@ -23,6 +23,7 @@
 #include "rolly/record/apply.h"
 #include "rolly/record/capture.h"
 #include "rolly/record/chunk_tables.h"
+#include "rolly/record/internal/testing.h"
 #include "rolly/record/record_codec.h"
 #include "rolly/record/value_tree.h"
 #include "rolly/reflect/type_registry.h"
@@ -398,34 +399,7 @@ TEST_F(EverythingTest, PartsToApplyGivesPropAndTheExtraSectionARecordHas) {
     for (int k = 0; k < 40; ++k) p.records.push_back(r);
   }
   ASSERT_OK_AND_ASSIGN(const Bytes bytes, EncodePayload(p));
-  ASSERT_OK_AND_ASSIGN(const Payload decoded, DecodePayload(bytes));
-  const CheckedPayload::Post at_once = [](std::function<void()> task) { task(); };
-  ASSERT_OK_AND_ASSIGN(const CheckedPayload in_order, CheckedPayload::Check(bytes));
-  ASSERT_OK_AND_ASSIGN(const CheckedPayload halves,
-                       CheckedPayload::Check(bytes, nullptr, {}, at_once, 0));
-  for (const CheckedPayload* checked : {&in_order, &halves}) {
-    ASSERT_EQ(checked->size(), decoded.records.size());
-    for (std::size_t i = 0; i < checked->size(); ++i) {
-      const Record& want = decoded.records[i];
-      const CheckedPayload::AppliedParts parts = checked->PartsToApply(i);
-      if (!IsKnownObjectKind(want.kind)) {
-        EXPECT_EQ(parts.has, 0u) << i;
-        continue;
-      }
-      const std::pair<std::uint32_t, SectionId> each[] = {
-          {1, kPropSection}, {2, kOwnedSection}, {4, kExtraSection}};
-      const ByteView views[] = {parts.prop, parts.owned, parts.extra};
-      for (std::size_t k = 0; k < 3; ++k) {
-        const Section* s = want.Find(each[k].second);
-        EXPECT_EQ((parts.has & each[k].first) != 0, s != nullptr) << i << " " << k;
-        if (s != nullptr) {
-          EXPECT_EQ(Bytes(views[k].begin(), views[k].end()), s->bytes) << i << " " << k;
-        } else {
-          EXPECT_TRUE(views[k].empty()) << i << " " << k;
-        }
-      }
-    }
-  }
+  ExpectPartsToApplyAsDecoded(bytes);
 }
 
 // What a loaded save keeps: the bytes and where each record lies. Every record reads the same as

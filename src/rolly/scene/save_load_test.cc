@@ -2362,17 +2362,14 @@ TEST_F(SaveLoadTest, ADamagedRecordAnywhereRefusesTheWholeLoad) {
   }
 }
 
-// A file no save writes: an actor held destroyed that also has a live record, and a record of
-// its component. The actor goes, and neither record is applied (their objects go first).
-TEST_F(SaveLoadTest, AnActorHeldDestroyedWithOtherRecordsOfItGoesAndTheyAreNotApplied) {
-  auto a = NewGame();
-  ASSERT_OK(a->scene.Start(kSmallMap));
-  ASSERT_OK(SaveNow(*a, "dup"));
-  DamageChunk(*a, "dup", "WRLD", [](Bytes& data) {
+// Edits save `slot` into a file no save writes: a tombstone of actor `id` besides its records,
+// first among the world chunk's records or last.
+void AddTombstoneOf(Game& g, std::string_view slot, Guid id, bool first) {
+  DamageChunk(g, slot, "WRLD", [&](Bytes& data) {
     Result<record::Payload> p = record::DecodePayload(data);
     if (!p.ok()) return false;
     for (const record::Record& r : p->records) {
-      if (r.subject != G(kHeroId)) continue;
+      if (r.subject != id || r.Find(world::kActorSection) == nullptr) continue;
       record::Record tombstone = r;
       for (record::Section& s : tombstone.sections) {
         if (record::SameSection(s.id, world::kActorSection)) {
@@ -2381,7 +2378,7 @@ TEST_F(SaveLoadTest, AnActorHeldDestroyedWithOtherRecordsOfItGoesAndTheyAreNotAp
           s.bytes = world::EncodeActor(destroyed);
         }
       }
-      p->records.push_back(std::move(tombstone));
+      p->records.insert(first ? p->records.begin() : p->records.end(), std::move(tombstone));
       Result<Bytes> out = record::EncodePayload(*p);
       if (!out.ok()) return false;
       data = *out;
@@ -2389,6 +2386,15 @@ TEST_F(SaveLoadTest, AnActorHeldDestroyedWithOtherRecordsOfItGoesAndTheyAreNotAp
     }
     return false;
   });
+}
+
+// A file no save writes: an actor held destroyed that also has a live record, and a record of
+// its component. The actor goes, and neither record is applied (their objects go first).
+TEST_F(SaveLoadTest, AnActorHeldDestroyedWithOtherRecordsOfItGoesAndTheyAreNotApplied) {
+  auto a = NewGame();
+  ASSERT_OK(a->scene.Start(kSmallMap));
+  ASSERT_OK(SaveNow(*a, "dup"));
+  AddTombstoneOf(*a, "dup", G(kHeroId), /*first=*/false);
   for (MapChoice choice : {MapChoice::kOpenSavedMap, MapChoice::kKeepCurrentMap}) {
     auto b = NewGame();
     ASSERT_OK(b->scene.Start(kSmallMap));
@@ -2416,27 +2422,7 @@ TEST_F(SaveLoadTest, ATombstoneBeforeOtherRecordsOfItsActorAmongManyDropsThem) {
   const Guid kept = placed.back();  // held both as it is and as destroyed
   for (std::size_t k = 0; k < 300; ++k) a->scene.DestroyActor(placed[k]);
   ASSERT_OK(SaveNow(*a, "many"));
-  DamageChunk(*a, "many", "WRLD", [&](Bytes& data) {
-    Result<record::Payload> p = record::DecodePayload(data);
-    if (!p.ok()) return false;
-    for (const record::Record& r : p->records) {
-      if (r.subject != kept || r.Find(world::kActorSection) == nullptr) continue;
-      record::Record tombstone = r;
-      for (record::Section& s : tombstone.sections) {
-        if (record::SameSection(s.id, world::kActorSection)) {
-          world::ActorSection destroyed;
-          destroyed.destroyed = true;
-          s.bytes = world::EncodeActor(destroyed);
-        }
-      }
-      p->records.insert(p->records.begin(), std::move(tombstone));
-      Result<Bytes> out = record::EncodePayload(*p);
-      if (!out.ok()) return false;
-      data = *out;
-      return true;
-    }
-    return false;
-  });
+  AddTombstoneOf(*a, "many", kept, /*first=*/true);
   auto b = NewGame();
   ASSERT_OK(b->scene.Start(kMap));
   ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "many", MapChoice::kKeepCurrentMap));

@@ -1,11 +1,12 @@
 // Test support for the record tests (not installed): object links told by hand (locating at once,
-// or in two steps), and a check of two table marks.
+// or in two steps), a check of two table marks, and a check of what an apply reads of a payload.
 
 #ifndef ROLLY_RECORD_INTERNAL_TESTING_H_
 #define ROLLY_RECORD_INTERNAL_TESTING_H_
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "rolly/core/guid.h"
 #include "rolly/record/chunk_tables.h"
 #include "rolly/record/links.h"
+#include "rolly/record/record_codec.h"
 #include "rolly/reflect/type_registry.h"
 
 namespace rolly::record {
@@ -82,6 +84,36 @@ inline void ExpectSameMark(const ChunkTables::Mark& a, const ChunkTables::Mark& 
   EXPECT_EQ(a.layouts, b.layouts);
   EXPECT_EQ(a.bag_layouts, b.bag_layouts);
   EXPECT_EQ(a.refs, b.refs);
+}
+
+// PartsToApply of payload `bytes` checked in order and in two halves, against its decoded
+// records: PROP, INLN and XTRA exactly as each record has them; nothing for an unknown kind.
+inline void ExpectPartsToApplyAsDecoded(const Bytes& bytes) {
+  Result<Payload> decoded = DecodePayload(bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  const CheckedPayload::Post at_once = [](std::function<void()> task) { task(); };
+  Result<CheckedPayload> in_order = CheckedPayload::Check(bytes);
+  Result<CheckedPayload> halves = CheckedPayload::Check(bytes, nullptr, {}, at_once, 0);
+  ASSERT_TRUE(in_order.ok() && halves.ok());
+  for (const CheckedPayload* checked : {&*in_order, &*halves}) {
+    ASSERT_EQ(checked->size(), decoded->records.size());
+    for (std::size_t i = 0; i < checked->size(); ++i) {
+      const Record& want = decoded->records[i];
+      const CheckedPayload::AppliedParts parts = checked->PartsToApply(i);
+      if (!IsKnownObjectKind(want.kind)) {
+        EXPECT_EQ(parts.has, 0u) << i;
+        continue;
+      }
+      const SectionId ids[] = {kPropSection, kOwnedSection, kExtraSection};
+      const ByteView views[] = {parts.prop, parts.owned, parts.extra};
+      for (std::size_t k = 0; k < 3; ++k) {
+        const Section* s = want.Find(ids[k]);
+        EXPECT_EQ((parts.has >> k & 1) != 0, s != nullptr) << i << " " << k;
+        const Bytes got(views[k].begin(), views[k].end());
+        EXPECT_EQ(got, s != nullptr ? s->bytes : Bytes()) << i << " " << k;
+      }
+    }
+  }
 }
 
 }  // namespace rolly::record
