@@ -2408,6 +2408,23 @@ TEST_F(SaveLoadTest, AnActorHeldDestroyedWithOtherRecordsOfItGoesAndTheyAreNotAp
   }
 }
 
+// Two tombstones of one actor (a file no save writes): it is removed once.
+TEST_F(SaveLoadTest, AnActorWithTwoTombstonesIsRemovedOnce) {
+  auto a = NewGame();
+  ASSERT_OK(a->scene.Start(kSmallMap));
+  a->scene.DestroyActor(G(kHeroId));
+  ASSERT_OK(SaveNow(*a, "twice"));
+  // The save holds the hero as a tombstone already; a second one goes first.
+  AddTombstoneOf(*a, "twice", G(kHeroId), /*first=*/true);
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kSmallMap));
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "twice", MapChoice::kKeepCurrentMap));
+  EXPECT_EQ(b->scene.FindActor(G(kHeroId)), nullptr);
+  EXPECT_EQ(out.report.removed, 1u);
+  EXPECT_THAT(out.report.messages, Not(Contains(HasSubstr("was not applied"))))
+      << Lines(out.report.messages);
+}
+
 // The same, with a tombstone that comes before the records it drops, among hundreds of placed
 // actors the save holds destroyed (and their components: more objects than the smallest filter
 // of the objects that go is sized for).

@@ -1138,15 +1138,19 @@ class World::Applier {
   // Objects by address, as keys of the small GUID table.
   static Guid DoomedKey(const void* p) { return Guid(0, reinterpret_cast<std::uintptr_t>(p)); }
   // Notes the actor of `view`, which the save holds destroyed, and its components as objects
-  // the removal destroys.
-  void Doom(const ActorView& view) {
+  // the removal destroys. False when it was noted already (a second tombstone of one actor, in a
+  // file no save writes).
+  bool Doom(const ActorView& view) {
     auto note = [this](const void* p) {
-      if (doomed_.Insert(DoomedKey(p))) doomed_list_.push_back(p);
+      if (!doomed_.Insert(DoomedKey(p))) return false;
+      doomed_list_.push_back(p);
+      return true;
     };
-    note(view.object.ptr);
+    if (!note(view.object.ptr)) return false;
     doomed_components_.clear();
     host_.ListComponents(view, &doomed_components_);
     for (const ComponentView& c : doomed_components_) note(c.object.ptr);
+    return true;
   }
 
   static Placement PlacementOf(const ActorSection& a) {
@@ -1345,10 +1349,8 @@ class World::Applier {
                                        [&](Name l) { return l.view() == a.level; });
     const bool level_loaded = level_at != levels.end();
     if (a.destroyed) {
-      if (view != nullptr && !view->spawned) {
-        remove_.push_back(subject);
-        Doom(*view);
-      }
+      // Each actor is removed once, however many tombstones the file holds of it.
+      if (view != nullptr && !view->spawned && Doom(*view)) remove_.push_back(subject);
       if (!level_loaded) ++report_->kept;  // a level not loaded: written back by the next save
       return;
     }
