@@ -80,8 +80,11 @@ struct WorldChunk {
 
 // What a load did, for the game's log and for tests.
 struct ApplyReport {
+  // Records whose values were set.
   std::size_t applied = 0;
+  // Spawned actors the world lacked, spawned again.
   std::size_t spawned = 0;
+  // Placed actors the save holds destroyed, removed (each once).
   std::size_t removed = 0;
   // Records whose object is not there now, kept for the next save.
   std::size_t kept = 0;
