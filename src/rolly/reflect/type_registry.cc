@@ -1,5 +1,6 @@
 #include "rolly/reflect/type_registry.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace rolly::reflect {
@@ -57,6 +58,23 @@ static void MakePlan(const ClassInfo* cls, ClassPlan* plan, bool (*keep)(Propert
     for (const Property& p : it->first->properties()) {
       if (keep(p.flags)) plan->fields.push_back({&p, it->second + p.offset, it->first});
     }
+  }
+  // The stretches of saved bytes (fields less than a line apart joined), in offset order.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> spans;  // [begin, end)
+  for (std::size_t i = 0; i < plan->fields.size(); ++i) {
+    const PlanField& f = plan->fields[i];
+    spans.push_back({f.offset, f.offset + std::max<std::uint32_t>(f.type().size, 1)});
+    if (f.type().kind == Kind::kVector) plan->vectors.push_back(static_cast<std::uint32_t>(i));
+  }
+  std::sort(spans.begin(), spans.end());
+  for (std::size_t i = 0; i < spans.size();) {
+    const std::uint32_t begin = spans[i].first;
+    std::uint32_t end = spans[i].second;
+    for (++i; i < spans.size() && spans[i].first < end + 64; ++i) {
+      end = std::max(end, spans[i].second);
+    }
+    for (std::uint32_t at = begin; at < end - 1; at += 64) plan->reach.push_back(at);
+    plan->reach.push_back(end - 1);
   }
   plan->pre_save = TypeRegistry::HasPreSave(*cls);
   plan->saved = TypeRegistry::HasSaved(*cls);

@@ -132,6 +132,14 @@ struct ClassPlan {
   bool saved = false;
   bool loaded = false;
   bool extra = false;
+  // Where the saved fields lie, for a pass over many objects that asks the next objects' memory
+  // into cache before it reads or writes them. `reach`: offsets from the object's start such that
+  // every 64-byte cache line holding a byte of a saved field holds one of them, wherever the
+  // object lies (fields less than 64 bytes apart count as one stretch: the stretch's first byte,
+  // every 64th after it, and its last byte). `vectors`: the indexes in `fields` of the saved
+  // vectors, whose elements lie elsewhere on the heap.
+  std::vector<std::uint32_t> reach;
+  std::vector<std::uint32_t> vectors;
   // The field named `name` (its current name), or null.
   const PlanField* Find(Name name) const;
 };

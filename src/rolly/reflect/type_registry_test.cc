@@ -6,6 +6,8 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <algorithm>
+#include <cstdint>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -327,6 +329,49 @@ TEST_F(Registered, PlanHasBasesFirstAndNoEditorOnlyOrTransient) {
   d.label = "front";
   EXPECT_EQ(plan.Find(Name("Label"))->Address(static_cast<void*>(&d)), &d.label);
   EXPECT_EQ(plan.Find(Name("Health"))->Address(static_cast<void*>(&d)), &d.health);
+}
+
+// A plan's reach asks for every cache line that holds a byte of a saved field, wherever the
+// object lies (at any address: some allocators align to 8 bytes only, and a base part sits inside
+// its derived object at any offset), and stays within the saved fields' bytes; `vectors` lists
+// exactly the saved vectors.
+TEST_F(Registered, PlanReachCoversEveryLineOfEverySavedField) {
+  for (const char* name : {"Door", "Actor"}) {
+    const ClassPlan& plan = r.FindClass(Name(name))->Plan();
+    ASSERT_FALSE(plan.reach.empty()) << name;
+  }
+  for (const ClassInfo* cls : {r.FindStruct(Name("Everything")), r.FindClass(Name("Door")),
+                               r.FindClass(Name("Actor"))}) {
+    const ClassPlan& plan = cls->Plan();
+    std::uint32_t lowest = UINT32_MAX, highest = 0;
+    std::vector<std::uint32_t> vectors;
+    for (std::size_t i = 0; i < plan.fields.size(); ++i) {
+      const PlanField& f = plan.fields[i];
+      lowest = std::min(lowest, f.offset);
+      highest = std::max(highest, f.offset + f.type().size);
+      if (f.type().kind == Kind::kVector) vectors.push_back(static_cast<std::uint32_t>(i));
+    }
+    EXPECT_EQ(plan.vectors, vectors) << cls->name().view();
+    for (std::uint32_t at : plan.reach) {
+      EXPECT_GE(at, lowest) << cls->name().view();
+      EXPECT_LT(at, highest) << cls->name().view();
+    }
+    for (std::uint32_t start = 0; start < 64; ++start) {  // where the object lies in its line
+      std::set<std::uint32_t> asked;
+      for (std::uint32_t at : plan.reach) asked.insert((start + at) / 64);
+      for (const PlanField& f : plan.fields) {
+        for (std::uint32_t b = f.offset; b < f.offset + f.type().size; ++b) {
+          ASSERT_EQ(asked.count((start + b) / 64), 1u)
+              << cls->name().view() << "." << f.name().view() << " byte " << b - f.offset
+              << ", the object " << start << " bytes into a line";
+        }
+      }
+    }
+  }
+  // Everything's fields span several lines: one point a field would ask for more than that.
+  const ClassPlan& everything = r.FindStruct(Name("Everything"))->Plan();
+  EXPECT_LT(everything.reach.size(), everything.fields.size());
+  EXPECT_EQ(everything.vectors.size(), 1u);
 }
 
 TEST_F(Registered, OwnedReferencesAndDynamicClass) {

@@ -593,8 +593,8 @@ Status WorldCapture::Step() {
   if (next_ + kPrefetchAhead < subjects_.size()) {
     const Object ahead = subjects_[next_ + kPrefetchAhead].object;
     if (ahead) {
-      for (const reflect::PlanField& f : ahead.cls->Plan().fields) {
-        __builtin_prefetch(static_cast<const char*>(ahead.ptr) + f.offset);
+      for (std::uint32_t at : ahead.cls->Plan().reach) {
+        __builtin_prefetch(static_cast<const char*>(ahead.ptr) + at);
       }
     }
   }
@@ -603,9 +603,10 @@ Status WorldCapture::Step() {
   if (next_ + kElementsAhead < subjects_.size()) {
     const Object ahead = subjects_[next_ + kElementsAhead].object;
     if (ahead) {
-      for (const reflect::PlanField& f : ahead.cls->Plan().fields) {
+      const reflect::ClassPlan& plan = ahead.cls->Plan();
+      for (std::uint32_t i : plan.vectors) {
+        const reflect::PlanField& f = plan.fields[i];
         const reflect::Type& type = f.type();
-        if (type.kind != reflect::Kind::kVector) continue;
         void* vector = f.Address(ahead.ptr);
         const std::size_t n = type.container->size(vector);
         if (n == 0) continue;
@@ -1028,12 +1029,7 @@ class World::Applier {
         const Target& ahead = targets_[k + 8];
         const char* object = static_cast<const char*>(ahead.object.ptr);
         __builtin_prefetch(object);
-        std::uint32_t line = 0;  // the last line asked for, from the object's start
-        for (const reflect::PlanField& f : ahead.object.cls->Plan().fields) {
-          if (f.offset / 64 == line) continue;
-          line = f.offset / 64;
-          __builtin_prefetch(object + f.offset, 1);
-        }
+        for (std::uint32_t at : ahead.object.cls->Plan().reach) __builtin_prefetch(object + at, 1);
         ahead.chunk->payload.Prefetch(ahead.record);
       }
       const Target& t = targets_[k];
