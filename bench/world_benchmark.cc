@@ -48,8 +48,9 @@
 // checking, removing, respawning and applying, with the map's opening left out. The difference
 // (load - decompression - OpenMap) is printed for information only: it subtracts two times of
 // 1.7 s measured apart that swing by more than the whole 0.1 s left between them, so it can even
-// come out negative. For information too: format::Verify and format::Read of the file, and the
-// last load's own read/apply split.
+// come out negative. For information too: format::Verify and format::Read of the file, the
+// last load's own read/apply split, and how far apart in memory the actors of the loaded world
+// (after the last load) and of the played world lie, in the scene's order.
 //
 // Bytes: the file the store wrote (zstd level 3) / actors <= 60; raw record bytes / actors too.
 //
@@ -87,6 +88,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -310,6 +312,14 @@ struct Env {
   // its callback runs; the capture stage does not count it).
   double capture_teardown = 0;
 
+  // Where the actors of each scene lie in memory (SpreadOf): the played world's before the
+  // benchmarks, the loaded world's after the last load.
+  struct Spread {
+    std::size_t median_gap = 0;  // bytes between neighbours in the scene's order
+    std::size_t span = 0;        // bytes from the lowest actor's address to the highest
+  };
+  Spread played_spread, loaded_spread;
+
   // Memory, bytes.
   std::int64_t capture_extra = 0, save_to_callback_extra = 0;
   std::int64_t save_extra = 0, load_read_extra = 0, load_total_extra = 0, map_open_extra = 0;
@@ -317,6 +327,27 @@ struct Env {
   bool hwm_ok = false;
 };
 Env* env = nullptr;
+
+// How far apart the scene's actors lie in memory, in the order the scene keeps them (the order a
+// capture visits them and a load finds them in).
+Env::Spread SpreadOf(const scene::Scene& s) {
+  std::vector<std::uintptr_t> at;
+  at.reserve(s.ActorCount());
+  s.ForEachActor([&](scene::Actor& a) { at.push_back(reinterpret_cast<std::uintptr_t>(&a)); });
+  Env::Spread out;
+  if (at.size() < 2) return out;
+  std::vector<std::uintptr_t> gaps;
+  gaps.reserve(at.size() - 1);
+  for (std::size_t i = 1; i < at.size(); ++i) {
+    gaps.push_back(at[i] > at[i - 1] ? at[i] - at[i - 1] : at[i - 1] - at[i]);
+  }
+  const auto middle = gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2);
+  std::nth_element(gaps.begin(), middle, gaps.end());
+  out.median_gap = *middle;
+  const auto [lowest, highest] = std::minmax_element(at.begin(), at.end());
+  out.span = *highest - *lowest;
+  return out;
+}
 
 void RemoveRoot() {
   std::error_code ec;
@@ -782,6 +813,7 @@ void BM_Load(benchmark::State& state) {
     }
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * env->actors));
+  env->loaded_spread = SpreadOf(*env->loaded);
 }
 
 void BM_OpenMap(benchmark::State& state) {
@@ -958,6 +990,14 @@ void PrintSummary(const CapturingReporter& rep) {
       env->load_outcome.report.applied, env->load_outcome.report.spawned,
       env->load_outcome.report.removed, env->load_outcome.report.kept,
       env->load_outcome.report.class_mismatches);
+  if (env->loaded_spread.span > 0) {
+    std::printf(
+        "    (for information, where the actors lie in memory, in the scene's order: the loaded\n"
+        "     world's a median %zu bytes apart over %.0f MB; the played world's a median %zu bytes\n"
+        "     apart over %.0f MB)\n",
+        env->loaded_spread.median_gap, static_cast<double>(env->loaded_spread.span) / 1e6,
+        env->played_spread.median_gap, static_cast<double>(env->played_spread.span) / 1e6);
+  }
 
   std::printf("\nBytes\n");
   std::printf("  file as the store wrote it (zstd 3)  %10llu bytes  %6.1f bytes/actor  target <= 60"
@@ -1024,6 +1064,7 @@ int main(int argc, char** argv) {
   if (env->actors != kTargetActors) {
     std::printf("world_benchmark: note: not exactly %zu actors\n", kTargetActors);
   }
+  env->played_spread = SpreadOf(*env->played);
   // Both copies written, the World holding its save, before anything is timed.
   auto step = Clock::now();
   SaveNow(true);
