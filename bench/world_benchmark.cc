@@ -992,9 +992,9 @@ void PrintSummary(const CapturingReporter& rep) {
       env->load_outcome.report.class_mismatches);
   if (env->loaded_spread.span > 0) {
     std::printf(
-        "    (for information, where the actors lie in memory, in the scene's order: the loaded\n"
-        "     world's a median %zu bytes apart over %.0f MB; the played world's a median %zu bytes\n"
-        "     apart over %.0f MB)\n",
+        "    (for information, where the actors lie in memory, in the scene's order: the\n"
+        "     loaded world's a median %zu bytes apart over %.0f MB; the played world's a median\n"
+        "     %zu bytes apart over %.0f MB)\n",
         env->loaded_spread.median_gap, static_cast<double>(env->loaded_spread.span) / 1e6,
         env->played_spread.median_gap, static_cast<double>(env->played_spread.span) / 1e6);
   }
