@@ -44,6 +44,7 @@
 #include "rolly/game/save_system.h"
 #include "rolly/record/record_codec.h"
 #include "rolly/scene/objects.h"
+#include "rolly/scene/internal/chunk_input.h"
 #include "rolly/scene/sample_game.h"
 #include "rolly/scene/scene.h"
 #include "rolly/store/file_name.h"
@@ -3168,6 +3169,80 @@ TEST_F(WorldFixtures, SampleLoadsThroughTheSaveSystem) {
   ASSERT_OK_AND_ASSIGN(auto loaded, Capture(*g));
   ASSERT_OK_AND_ASSIGN(std::string dump, world::DumpWorld(loaded));
   EXPECT_EQ(dump, ReadText(dir / "sample.expected.txt"));
+}
+
+// The seeds of fuzz/world_apply_fuzzer (fuzz/corpus/world_apply_fuzzer/): the golden fixture's
+// world chunks in the fuzzer's input form (scene/internal/chunk_input.h), all of them and each
+// part alone, and small edge cases. Written with
+//
+//     ROLLY_UPDATE_FUZZ_SEEDS=1 ROLLY_SOURCE_DIR=$PWD build/src/rolly/scene/save_load_test
+//         --gtest_filter='WorldFixtures.WriteFuzzSeeds'   (one command line)
+//
+// after checking that every seed made of the fixture's chunks passes LoadedGame::Check.
+TEST_F(WorldFixtures, WriteFuzzSeeds) {
+  if (std::getenv("ROLLY_UPDATE_FUZZ_SEEDS") == nullptr) {
+    GTEST_SKIP() << "set ROLLY_UPDATE_FUZZ_SEEDS=1 to write the world fuzzer's seeds";
+  }
+  const Bytes bytes = ReadFileBytes(FixturesDir() / "world" / "sample.rsav");
+  ASSERT_OK_AND_ASSIGN(format::File file, format::Read(bytes));
+  const std::vector<world::WorldChunk> chunks = WorldChunksOf(file);
+  auto only = [&](std::initializer_list<world::ChunkId> ids) {
+    std::vector<world::WorldChunk> out;
+    for (const world::WorldChunk& c : chunks) {
+      if (std::find(ids.begin(), ids.end(), c.id) != ids.end()) out.push_back(c);
+    }
+    return out;
+  };
+  const std::vector<std::pair<std::string, std::vector<world::WorldChunk>>> seeds = {
+      {"sample_all", chunks},
+      {"sample_world", only({world::kWorldChunk})},
+      {"sample_globals_players", only({world::kGlobalChunk, world::kPlayerChunk})},
+  };
+  const fs::path dir = FixturesDir().parent_path().parent_path() / "fuzz" / "corpus" /
+                       "world_apply_fuzzer";
+  fs::create_directories(dir);
+  for (const auto& [name, seed] : seeds) {
+    ASSERT_FALSE(seed.empty()) << name;
+    const Bytes input = scene_internal::EncodeChunkInput(seed);
+    ASSERT_OK(world::LoadedGame::Check(
+                  scene_internal::DecodeChunkInput(input, kSampleMapPath), *registry_)
+                  .status())
+        << name;
+    rolly::fixture_files::WriteFileBytes(dir / name, input);
+  }
+  const Bytes all = scene_internal::EncodeChunkInput(chunks);
+  rolly::fixture_files::WriteFileBytes(dir / "edge_empty", Bytes());
+  rolly::fixture_files::WriteFileBytes(dir / "edge_cut_short", ByteView(all).first(all.size() / 2));
+  Bytes unknown = all;
+  unknown[0] = 3;  // not a chunk this form has: nothing is read
+  rolly::fixture_files::WriteFileBytes(dir / "edge_unknown_chunk", unknown);
+}
+
+// The fuzzer's input form gives back the chunks it was made of (keys implied: "" for GLOB, the
+// map for WRLD, player 0's for PLYR), and reading stops at the first byte that does not begin a
+// whole chunk.
+TEST(ChunkInputTest, GivesBackItsChunksAndStopsAtTheFirstBadByte) {
+  std::vector<world::WorldChunk> chunks(4);
+  chunks[0] = {world::kGlobalChunk, "", Bytes{1, 2, 3}};
+  chunks[1] = {world::kWorldChunk, "maps/m.json", Bytes(300, 7)};  // a size of two varint bytes
+  chunks[2] = {world::kPlayerChunk, world::PlayerChunkKey(0), Bytes{}};
+  chunks[3] = {world::kWorldChunk, "maps/m.json", Bytes{9}};
+  const Bytes input = scene_internal::EncodeChunkInput(chunks);
+  EXPECT_EQ(input.size(), (1 + 1 + 3) + (1 + 2 + 300) + (1 + 1) + (1 + 1 + 1u));
+  EXPECT_EQ(scene_internal::DecodeChunkInput(input, "maps/m.json"), chunks);
+  // Cut inside the last chunk, or a byte that names no chunk: what came before is read.
+  std::vector<world::WorldChunk> first_three(chunks.begin(), chunks.begin() + 3);
+  EXPECT_EQ(scene_internal::DecodeChunkInput(ByteView(input).first(input.size() - 1),
+                                             "maps/m.json"),
+            first_three);
+  Bytes bad = input;
+  bad[input.size() - 3] = 3;
+  EXPECT_EQ(scene_internal::DecodeChunkInput(bad, "maps/m.json"), first_three);
+  EXPECT_TRUE(scene_internal::DecodeChunkInput(Bytes(), "m").empty());
+  // Chunks of other IDs are left out.
+  std::vector<world::WorldChunk> other(1);
+  other[0] = {world::ChunkId{'M', 'E', 'T', 'A'}, "", Bytes{1}};
+  EXPECT_TRUE(scene_internal::EncodeChunkInput(other).empty());
 }
 
 }  // namespace

@@ -1,0 +1,119 @@
+// Fuzz target for loading a world (rolly::world): world chunks (scene/internal/chunk_input.h:
+// GLOB, WRLD of the sample map, PLYR of player 0, without the file around them) are checked by
+// LoadedGame::Check against the sample game's registry; what it accepts is applied to the
+// reference scene on the shipped sample map both ways a load applies: keeping the current map
+// (World::Apply), and opening the saved map with values set when its actors are initialized.
+// The world is then captured as a save would capture it.
+//
+// What must hold, besides no crash, leak or undefined behaviour:
+//   - Check accepts, or refuses with Damaged or NewerVersion (the inputs hold only world chunks);
+//   - a world Check accepted applies whole: Apply returns Ok, and so does the load opening the map
+//     (a record it cannot apply is reported in the ApplyReport, never a failure part way);
+//   - the world loaded can be captured again, or the capture refuses it with InvalidData (a value
+//     the save held that a save would not write, such as an actor name over the bound).
+//
+// Seeds: the golden world fixture's chunks (tests/fixtures/world/sample.rsav), written by
+// save_load_test's WorldFixtures.WriteFuzzSeeds, and small edge cases.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rolly/core/bytes.h"
+#include "rolly/core/status.h"
+#include "rolly/reflect/type_registry.h"
+#include "rolly/scene/internal/chunk_input.h"
+#include "rolly/scene/sample_game.h"
+#include "rolly/scene/scene.h"
+#include "rolly/world/world.h"
+#include "rolly/world/world_diff.h"
+
+namespace {
+
+[[noreturn]] void Fail(const std::string& what) {
+  std::fprintf(stderr, "%s\n", what.c_str());
+  std::abort();
+}
+
+const rolly::reflect::TypeRegistry& Registry() {
+  static const auto* registry = [] {
+    auto* r = new rolly::reflect::TypeRegistry();
+    rolly::scene::RegisterSceneTypes(*r);
+    rolly::scene::RegisterSampleGame(*r);
+    const rolly::Status finished = r->Finish();
+    if (!finished.ok()) Fail("the sample game did not register: " + finished.ToString());
+    return r;
+  }();
+  return *registry;
+}
+
+const std::string& SampleMap() {
+  static const auto* map = new std::string(rolly::scene::BuildSampleMap(
+      rolly::scene::kSampleMapActors, rolly::scene::kSampleMapSeed));
+  return *map;
+}
+
+// A scene on the sample map, watched by a World made before the map opened (as a game makes it).
+struct Game {
+  rolly::scene::Scene scene{Registry()};
+  rolly::world::World world{scene, Registry()};
+  Game() {
+    scene.AddMap(rolly::scene::kSampleMapPath, SampleMap());
+    const rolly::Status started = scene.Start(rolly::scene::kSampleMapPath);
+    if (!started.ok()) Fail("the sample map did not start: " + started.ToString());
+  }
+};
+
+void CaptureAgain(rolly::world::World& world, const char* how) {
+  const rolly::Status captured = rolly::world::CaptureForCompare(world).status();
+  if (!captured.ok() && captured.code() != rolly::StatusCode::kInvalidData) {
+    Fail(std::string("the world a load ") + how + " gave cannot be captured: " +
+         captured.ToString());
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using rolly::StatusCode;
+  std::vector<rolly::world::WorldChunk> chunks = rolly::scene_internal::DecodeChunkInput(
+      rolly::ByteView(data, size), rolly::scene::kSampleMapPath);
+  rolly::Result<std::shared_ptr<const rolly::world::LoadedGame>> game =
+      rolly::world::LoadedGame::Check(std::move(chunks), Registry());
+  if (!game.ok()) {
+    const StatusCode code = game.status().code();
+    if (code != StatusCode::kDamaged && code != StatusCode::kNewerVersion) {
+      Fail("Check refused world chunks with " + game.status().ToString());
+    }
+    return 0;
+  }
+
+  {
+    Game keeping;
+    rolly::world::ApplyReport report;
+    const rolly::Status applied = keeping.world.Apply(*game, &report);
+    if (!applied.ok()) Fail("a checked save failed to apply: " + applied.ToString());
+    CaptureAgain(keeping.world, "keeping the map");
+  }
+  {
+    Game opening;
+    std::optional<rolly::Status> applied;
+    opening.world.ApplyAtActorsInitialized(
+        *game, nullptr,
+        [&](rolly::Status s, const rolly::world::ApplyReport&) { applied = std::move(s); });
+    const std::string map = (*game)->map().empty() ? rolly::scene::kSampleMapPath : (*game)->map();
+    const rolly::Status opened = opening.scene.OpenMap(map);
+    opening.world.CancelPendingApply();
+    if (!opened.ok()) Fail("the sample map did not open again: " + opened.ToString());
+    if (!applied) Fail("the map opened without applying the save");
+    if (!applied->ok()) Fail("a checked save failed to apply at a map's opening: " +
+                             applied->ToString());
+    CaptureAgain(opening.world, "opening the map");
+  }
+  return 0;
+}
