@@ -76,6 +76,7 @@ static void MakePlan(const ClassInfo* cls, ClassPlan* plan, bool (*keep)(Propert
     for (std::uint32_t at = begin; at < end - 1; at += 64) plan->reach.push_back(at);
     plan->reach.push_back(end - 1);
   }
+  if (plan->reach.size() > ClassPlan::kMaxReach) plan->reach.resize(ClassPlan::kMaxReach);
   plan->pre_save = TypeRegistry::HasPreSave(*cls);
   plan->saved = TypeRegistry::HasSaved(*cls);
   plan->loaded = TypeRegistry::HasLoaded(*cls);

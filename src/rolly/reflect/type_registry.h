@@ -136,8 +136,10 @@ struct ClassPlan {
   // into cache before it reads or writes them. `reach`: offsets from the object's start such that
   // every 64-byte cache line holding a byte of a saved field holds one of them, wherever the
   // object lies (fields less than 64 bytes apart count as one stretch: the stretch's first byte,
-  // every 64th after it, and its last byte). `vectors`: the indexes in `fields` of the saved
+  // every 64th after it, and its last byte); at most kMaxReach of them, the first, for a class
+  // whose saved bytes take more lines than that. `vectors`: the indexes in `fields` of the saved
   // vectors, whose elements lie elsewhere on the heap.
+  static constexpr std::size_t kMaxReach = 32;
   std::vector<std::uint32_t> reach;
   std::vector<std::uint32_t> vectors;
   // The field named `name` (its current name), or null.

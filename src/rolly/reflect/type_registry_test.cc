@@ -2,12 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
-#include <algorithm>
-#include <cstdint>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -368,10 +369,51 @@ TEST_F(Registered, PlanReachCoversEveryLineOfEverySavedField) {
       }
     }
   }
-  // Everything's fields span several lines: one point a field would ask for more than that.
+  // Everything's fields lie together: fewer offsets than fields reach them all.
   const ClassPlan& everything = r.FindStruct(Name("Everything"))->Plan();
   EXPECT_LT(everything.reach.size(), everything.fields.size());
   EXPECT_EQ(everything.vectors.size(), 1u);
+}
+
+// Fields registered out of their order in memory, with unsaved gaps of a line or more between
+// them, make stretches of their own; a class whose saved bytes take more lines than kMaxReach is
+// asked for in its first kMaxReach offsets.
+struct Scattered {
+  std::int32_t first = 0;
+  char unsaved[100] = {};
+  std::array<std::int32_t, 40> wide{};
+  char more_unsaved[70] = {};
+  std::int16_t last = 0;
+};
+struct Huge {
+  std::int32_t head = 0;
+  std::array<std::uint8_t, 4096> body{};
+};
+TEST(PlanReachTest, StretchesApartAndAtMostKMaxReach) {
+  TypeRegistry reg;
+  reg.Struct<Scattered>("Scattered")
+      .Field("Last", &Scattered::last, kSaveGame)
+      .Field("Wide", &Scattered::wide, kSaveGame)
+      .Field("First", &Scattered::first, kSaveGame);
+  reg.Struct<Huge>("Huge").Field("Body", &Huge::body, kSaveGame).Field("Head", &Huge::head,
+                                                                        kSaveGame);
+  ASSERT_TRUE(reg.Finish().ok());
+  const std::uint32_t first = offsetof(Scattered, first);
+  const std::uint32_t wide = offsetof(Scattered, wide);
+  const std::uint32_t last = offsetof(Scattered, last);
+  const std::uint32_t wide_end = wide + sizeof(Scattered::wide);
+  // Three stretches, in memory order: each its first byte, every 64th after it, its last byte.
+  std::vector<std::uint32_t> expected = {first, first + 3};
+  for (std::uint32_t at = wide; at < wide_end - 1; at += 64) expected.push_back(at);
+  expected.push_back(wide_end - 1);
+  expected.push_back(last);
+  expected.push_back(last + 1);
+  EXPECT_EQ(reg.FindStruct(Name("Scattered"))->Plan().reach, expected);
+  const ClassPlan& huge = reg.FindStruct(Name("Huge"))->Plan();
+  ASSERT_EQ(huge.reach.size(), ClassPlan::kMaxReach);
+  for (std::size_t i = 0; i < huge.reach.size(); ++i) {
+    EXPECT_EQ(huge.reach[i], offsetof(Huge, head) + 64 * i) << i;
+  }
 }
 
 TEST_F(Registered, OwnedReferencesAndDynamicClass) {

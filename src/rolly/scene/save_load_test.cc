@@ -3172,8 +3172,8 @@ TEST_F(WorldFixtures, SampleLoadsThroughTheSaveSystem) {
 }
 
 // The seeds of fuzz/world_apply_fuzzer (fuzz/corpus/world_apply_fuzzer/): the golden fixture's
-// world chunks in the fuzzer's input form (scene/internal/chunk_input.h), all of them and each
-// part alone, and small edge cases. Written with
+// world chunks in the fuzzer's input form (scene/internal/chunk_input.h): all three, the world
+// chunk alone, the globals and players together; and small edge cases. Written with
 //
 //     ROLLY_UPDATE_FUZZ_SEEDS=1 ROLLY_SOURCE_DIR=$PWD build/src/rolly/scene/save_load_test
 //         --gtest_filter='WorldFixtures.WriteFuzzSeeds'   (one command line)

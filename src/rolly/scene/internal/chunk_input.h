@@ -1,8 +1,8 @@
 // The input form of fuzz/world_apply_fuzzer, and the test that writes its seeds: a save's world
 // chunks without the file around them (no header, checksums or compression), so that a fuzzer's
 // changes reach the records. Each chunk is one byte saying which (0 GLOB, 1 WRLD, 2 PLYR), its
-// payload's size as a varint, then the payload. The keys are implied: "" for GLOB, the map the
-// input is for for WRLD, player 0's for PLYR.
+// payload's size as a varint, then the payload. The keys are implied: "" for GLOB, the map given
+// to DecodeChunkInput for WRLD, player 0's for PLYR.
 //
 // Header-only; for the fuzz target and the tests only.
 
