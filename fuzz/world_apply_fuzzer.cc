@@ -3,7 +3,9 @@
 // LoadedGame::Check against the sample game's registry; what it accepts is applied to the
 // reference scene on the shipped sample map both ways a load applies: keeping the current map
 // (World::Apply), and opening the saved map with values set when its actors are initialized.
-// The world is then captured as a save would capture it.
+// The world is then captured as a save would capture it; after the load that keeps the map, also
+// once the map's streamed level (the Cellar) came in (and got the save's records of it), went out
+// (remembered by level memory) and came back (and got what was remembered).
 //
 // What must hold, besides no crash, leak or undefined behaviour:
 //   - Check accepts, or refuses with Damaged or NewerVersion (the inputs hold only world chunks);
@@ -72,6 +74,10 @@ struct Game {
   }
 };
 
+void Must(const rolly::Status& s, const char* what) {
+  if (!s.ok()) Fail(std::string(what) + ": " + s.ToString());
+}
+
 void CaptureAgain(rolly::world::World& world, const char* how) {
   rolly::Result<std::vector<rolly::world::WorldChunk>> captured =
       rolly::world::CaptureForCompare(world);
@@ -110,6 +116,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const rolly::Status applied = keeping.world.Apply(*game, &report);
     if (!applied.ok()) Fail("a checked save failed to apply: " + applied.ToString());
     CaptureAgain(keeping.world, "keeping the map");
+    const rolly::Name cellar("Cellar");
+    Must(keeping.scene.AddLevel(cellar), "the Cellar did not come in");
+    Must(keeping.scene.RemoveLevel(cellar), "the Cellar did not go out");
+    CaptureAgain(keeping.world, "keeping the map, with the Cellar remembered,");
+    Must(keeping.scene.AddLevel(cellar), "the Cellar did not come back");
+    CaptureAgain(keeping.world, "keeping the map, with the Cellar back,");
   }
   {
     Game opening;
