@@ -45,13 +45,16 @@ namespace {
   std::abort();
 }
 
+void Must(const rolly::Status& s, const char* what) {
+  if (!s.ok()) Fail(std::string(what) + ": " + s.ToString());
+}
+
 const rolly::reflect::TypeRegistry& Registry() {
   static const auto* registry = [] {
     auto* r = new rolly::reflect::TypeRegistry();
     rolly::scene::RegisterSceneTypes(*r);
     rolly::scene::RegisterSampleGame(*r);
-    const rolly::Status finished = r->Finish();
-    if (!finished.ok()) Fail("the sample game did not register: " + finished.ToString());
+    Must(r->Finish(), "the sample game did not register");
     return r;
   }();
   return *registry;
@@ -69,14 +72,9 @@ struct Game {
   rolly::world::World world{scene, Registry()};
   Game() {
     scene.AddMap(rolly::scene::kSampleMapPath, SampleMap());
-    const rolly::Status started = scene.Start(rolly::scene::kSampleMapPath);
-    if (!started.ok()) Fail("the sample map did not start: " + started.ToString());
+    Must(scene.Start(rolly::scene::kSampleMapPath), "the sample map did not start");
   }
 };
-
-void Must(const rolly::Status& s, const char* what) {
-  if (!s.ok()) Fail(std::string(what) + ": " + s.ToString());
-}
 
 void CaptureAgain(rolly::world::World& world, const char* how) {
   rolly::Result<std::vector<rolly::world::WorldChunk>> captured =
@@ -113,8 +111,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   {
     Game keeping;
     rolly::world::ApplyReport report;
-    const rolly::Status applied = keeping.world.Apply(*game, &report);
-    if (!applied.ok()) Fail("a checked save failed to apply: " + applied.ToString());
+    Must(keeping.world.Apply(*game, &report), "a checked save failed to apply");
     CaptureAgain(keeping.world, "keeping the map");
     const rolly::Name cellar("Cellar");
     Must(keeping.scene.AddLevel(cellar), "the Cellar did not come in");
@@ -132,10 +129,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string map = (*game)->map().empty() ? rolly::scene::kSampleMapPath : (*game)->map();
     const rolly::Status opened = opening.scene.OpenMap(map);
     opening.world.CancelPendingApply();
-    if (!opened.ok()) Fail("the sample map did not open again: " + opened.ToString());
+    Must(opened, "the sample map did not open again");
     if (!applied) Fail("the map opened without applying the save");
-    if (!applied->ok()) Fail("a checked save failed to apply at a map's opening: " +
-                             applied->ToString());
+    Must(*applied, "a checked save failed to apply at a map's opening");
     CaptureAgain(opening.world, "opening the map");
   }
   return 0;
