@@ -10,16 +10,20 @@
 // are saved by the world layer through world::ActorView and world::Host::Place, not as fields.
 //
 // An actor makes its default components in its constructor (Lamp makes its "Bulb"); the scene
-// sets their owner, and notes each object's registered class, when it takes the actor in. Every object is owned by the scene (actors,
-// globals, players) or by the game instance (its subsystems); game code holds plain pointers and
-// must not keep them past the object's end (DestroyActor, a map change).
+// sets their owner, and notes each object's registered class, when it takes the actor in. Every
+// object is owned by the scene (actors, globals, players) or by the game instance (its
+// subsystems); game code holds plain pointers and must not keep them past the object's end
+// (DestroyActor, a map change). Actors and components live in the scene's object pool (see
+// Actor::operator new).
 //
 // Thread rules: game thread only, like the scene.
 
 #ifndef ROLLY_SCENE_OBJECTS_H_
 #define ROLLY_SCENE_OBJECTS_H_
 
+#include <cstddef>
 #include <memory>
+#include <new>
 #include <string_view>
 #include <vector>
 
@@ -41,6 +45,13 @@ class Component {
   virtual ~Component() = default;
   Component(const Component&) = delete;
   Component& operator=(const Component&) = delete;
+  // Components and actors live in the scene's object pool, by size, as an engine's do
+  // (scene/internal/object_pool.h); `delete` through a base pointer gives the pool the size.
+  // A class aligned to more than 16 bytes comes from the general heap.
+  static void* operator new(std::size_t size);
+  static void operator delete(void* p, std::size_t size) noexcept;
+  static void* operator new(std::size_t size, std::align_val_t align);
+  static void operator delete(void* p, std::size_t size, std::align_val_t align) noexcept;
 
   // Set by whoever makes the component (the actor's constructor or Scene::AddComponent).
   Name name;
@@ -59,6 +70,11 @@ class Actor {
   virtual ~Actor() = default;
   Actor(const Actor&) = delete;
   Actor& operator=(const Actor&) = delete;
+  // In the scene's object pool, as components are.
+  static void* operator new(std::size_t size);
+  static void operator delete(void* p, std::size_t size) noexcept;
+  static void* operator new(std::size_t size, std::align_val_t align);
+  static void operator delete(void* p, std::size_t size, std::align_val_t align) noexcept;
 
   // Called once when the actor begins play (the world's begin play, or at once for an actor
   // spawned in a world that already began), and once when it ends play (destroyed, its level
