@@ -98,6 +98,7 @@
 #include <new>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "bench_support.h"
@@ -316,6 +317,9 @@ struct Env {
   // benchmarks, the loaded world's after the last load.
   struct Spread {
     std::size_t median_gap = 0;  // bytes between neighbours in the scene's order
+    // Bytes from each actor to the one of its class before it in the scene's order (what a
+    // walk in that order reaches in each class's run, when a host keeps classes apart).
+    std::size_t median_class_gap = 0;
     std::size_t span = 0;        // bytes from the lowest actor's address to the highest
   };
   Spread played_spread, loaded_spread;
@@ -333,17 +337,32 @@ Env* env = nullptr;
 Env::Spread SpreadOf(const scene::Scene& s) {
   std::vector<std::uintptr_t> at;
   at.reserve(s.ActorCount());
-  s.ForEachActor([&](scene::Actor& a) { at.push_back(reinterpret_cast<std::uintptr_t>(&a)); });
+  std::vector<std::uintptr_t> class_gaps;
+  std::unordered_map<const rolly::reflect::ClassInfo*, std::uintptr_t> last_of_class;
+  s.ForEachActor([&](scene::Actor& a) {
+    const auto here = reinterpret_cast<std::uintptr_t>(&a);
+    at.push_back(here);
+    auto [last, first] = last_of_class.try_emplace(a.registered.cls, here);
+    if (!first) {
+      class_gaps.push_back(here > last->second ? here - last->second : last->second - here);
+      last->second = here;
+    }
+  });
   Env::Spread out;
   if (at.size() < 2) return out;
+  auto median = [](std::vector<std::uintptr_t>& gaps) -> std::size_t {
+    if (gaps.empty()) return 0;
+    const auto middle = gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2);
+    std::nth_element(gaps.begin(), middle, gaps.end());
+    return *middle;
+  };
   std::vector<std::uintptr_t> gaps;
   gaps.reserve(at.size() - 1);
   for (std::size_t i = 1; i < at.size(); ++i) {
     gaps.push_back(at[i] > at[i - 1] ? at[i] - at[i - 1] : at[i - 1] - at[i]);
   }
-  const auto middle = gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2);
-  std::nth_element(gaps.begin(), middle, gaps.end());
-  out.median_gap = *middle;
+  out.median_gap = median(gaps);
+  out.median_class_gap = median(class_gaps);
   const auto [lowest, highest] = std::minmax_element(at.begin(), at.end());
   out.span = *highest - *lowest;
   return out;
@@ -993,10 +1012,11 @@ void PrintSummary(const CapturingReporter& rep) {
   if (env->loaded_spread.span > 0) {
     std::printf(
         "    (for information, where the actors lie in memory, in the scene's order: the\n"
-        "     loaded world's a median %zu bytes apart over %.0f MB; the played world's a median\n"
-        "     %zu bytes apart over %.0f MB)\n",
-        env->loaded_spread.median_gap, static_cast<double>(env->loaded_spread.span) / 1e6,
-        env->played_spread.median_gap, static_cast<double>(env->played_spread.span) / 1e6);
+        "     loaded world's a median %zu bytes apart (%zu from the one of its class before)\n"
+        "     over %.0f MB; the played world's a median %zu bytes apart (%zu) over %.0f MB)\n",
+        env->loaded_spread.median_gap, env->loaded_spread.median_class_gap,
+        static_cast<double>(env->loaded_spread.span) / 1e6, env->played_spread.median_gap,
+        env->played_spread.median_class_gap, static_cast<double>(env->played_spread.span) / 1e6);
   }
 
   std::printf("\nBytes\n");
