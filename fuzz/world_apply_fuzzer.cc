@@ -15,7 +15,8 @@
 //     the save held that a save does not write, such as an enum number without a name); and
 //     the chunks captured pass LoadedGame::Check: a save the library writes loads.
 //
-// Each scene gives its player's pawn an ID at random, so a run is not exactly repeatable.
+// Each scene gives its actors IDs from a counter (Scene::SetIdSource), not at random, so an input
+// runs the same every time.
 //
 // Seeds: the golden world fixture's chunks (tests/fixtures/world/sample.rsav), written by
 // save_load_test's WorldFixtures.WriteFuzzSeeds, and small edge cases.
@@ -30,6 +31,7 @@
 #include <vector>
 
 #include "rolly/core/bytes.h"
+#include "rolly/core/guid.h"
 #include "rolly/core/status.h"
 #include "rolly/reflect/type_registry.h"
 #include "rolly/scene/internal/chunk_input.h"
@@ -70,7 +72,9 @@ const std::string& SampleMap() {
 struct Game {
   rolly::scene::Scene scene{Registry()};
   rolly::world::World world{scene, Registry()};
+  std::uint64_t next_id = 1;
   Game() {
+    scene.SetIdSource([this] { return rolly::Guid(0x5EED, next_id++); });
     scene.AddMap(rolly::scene::kSampleMapPath, SampleMap());
     Must(scene.Start(rolly::scene::kSampleMapPath), "the sample map did not start");
   }

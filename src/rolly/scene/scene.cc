@@ -1055,7 +1055,7 @@ Status Scene::OpenMapImpl(std::string_view map_path, bool fresh_game) {
       world->player_states.push_back(std::move(state));
       if (ps.pawn) {
         ROLLY_ASSIGN_OR_RETURN(
-            Actor * pawn, MakeActor(*world, *ps.pawn->cls, Guid::Random(), world->levels.front(),
+            Actor * pawn, MakeActor(*world, *ps.pawn->cls, NewId(), world->levels.front(),
                                     ps.transform, /*spawned=*/true));
         if (!ps.pawn->values.is_null()) {
           world::Object o = ObjectOf(*registry_.FindClass<Actor>(), pawn);
@@ -1142,7 +1142,7 @@ Result<Actor*> Scene::SpawnActor(const ClassInfo& cls, Name level,
   if (!world_->IsLoaded(level))
     return InvalidInputError("SpawnActor: level " + level.str() + " is not loaded");
   ROLLY_ASSIGN_OR_RETURN(Actor * a,
-                         MakeActor(*world_, cls, Guid::Random(), level, transform, true));
+                         MakeActor(*world_, cls, NewId(), level, transform, true));
   if (world_->begun_play) BeginPlayOf(*a);
   return a;
 }

@@ -139,9 +139,14 @@ class Scene : public world::Host {
   void AddMap(std::string_view map_path, std::string json);
   // Whether this process has authority (default true); a client scene says false.
   void SetAuthority(bool authority) { authority_ = authority; }
+  // Where the IDs of actors spawned in play (SpawnActor) and of a map's player pawns come from:
+  // Guid::Random() by default, or `source` (empty: the default again). A test or fuzzer that must
+  // repeat exactly gives its own. Each ID must be new to the world: an ID taken makes the spawn,
+  // or the map, fail with InvalidInput "AlreadyExists", and the none ID with InvalidInput.
+  void SetIdSource(std::function<Guid()> source) { id_source_ = std::move(source); }
 
   // Spawns an actor of class `cls` (a registered class deriving from Actor) in play, with a new
-  // random ID, in `level` (none: the persistent level), and begins its play at once when the
+  // ID (random, or SetIdSource's), in `level` (none: the persistent level), and begins its play at once when the
   // world began play. InvalidInput for an unknown or non-actor class, a level not loaded, or no
   // world.
   Result<Actor*> SpawnActor(Name cls, Name level, const reflect::Transformd& transform);
@@ -222,6 +227,8 @@ class Scene : public world::Host {
                     const std::function<void(std::size_t k, Actor* actor)>& each);
   Status OpenMapImpl(std::string_view map, bool fresh_game);
   Result<std::string> ReadMapText(std::string_view map) const;
+  // A new actor's ID (SetIdSource).
+  Guid NewId() const { return id_source_ ? id_source_() : Guid::Random(); }
   Result<Actor*> MakeActor(World& world, const reflect::ClassInfo& cls, Guid id, Name level,
                            const reflect::Transformd& transform, bool spawned);
   // Makes the placed actors of `level` in `world` and sets their values; references to actors
@@ -249,6 +256,7 @@ class Scene : public world::Host {
   const reflect::ClassInfo* component_class_;
   world::HostEvents* events_ = nullptr;
   bool authority_ = true;
+  std::function<Guid()> id_source_;  // empty: Guid::Random()
   std::unique_ptr<GameInstance> game_instance_;
   std::unique_ptr<World> world_;
   std::map<std::string, std::string, std::less<>> added_maps_;

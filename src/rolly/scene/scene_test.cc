@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rolly/core/status_matchers.h"
@@ -550,6 +551,39 @@ TEST_F(SceneTest, SpawnActorBeginsPlayAtOnce) {
   EXPECT_THAT(scene_->SpawnActor(Name("Quest"), Name(), {}), StatusIs(StatusCode::kInvalidInput));
   EXPECT_THAT(scene_->SpawnActor(Name("Door"), Name("Cellar"), {}),
               StatusIs(StatusCode::kInvalidInput, HasSubstr("not loaded")));
+}
+
+TEST_F(SceneTest, AnIdSourceGivesSpawnedActorsAndPawnsTheirIds) {
+  std::uint64_t next = 1;
+  Guid forced;  // when set, the source gives it once
+  scene_->SetIdSource([&] {
+    if (!forced.is_none()) return std::exchange(forced, Guid());
+    return Guid(7, next++);
+  });
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  ASSERT_EQ(scene_->players().size(), 1u);
+  ASSERT_NE(scene_->players()[0].pawn, nullptr);
+  EXPECT_EQ(scene_->players()[0].pawn->id, Guid(7, 1));
+  ASSERT_OK_AND_ASSIGN(ProbeActor * probe, scene_->SpawnActor<ProbeActor>());
+  EXPECT_EQ(probe->id, Guid(7, 2));
+  const std::size_t actors = scene_->ActorCount();
+  // An ID the world has, or none: the spawn fails and the world stays as it was.
+  forced = Guid(7, 2);
+  EXPECT_THAT(scene_->SpawnActor<ProbeActor>().status(),
+              StatusIs(StatusCode::kInvalidInput, HasSubstr("AlreadyExists")));
+  scene_->SetIdSource([] { return Guid(); });
+  EXPECT_THAT(scene_->SpawnActor<ProbeActor>().status(), StatusIs(StatusCode::kInvalidInput));
+  EXPECT_EQ(scene_->ActorCount(), actors);
+  // A map whose pawn would get a placed actor's ID does not open; the running world stays.
+  scene_->SetIdSource([] { return G(kDoorId); });
+  EXPECT_THAT(scene_->OpenMap("maps/small.json"),
+              StatusIs(StatusCode::kInvalidInput, HasSubstr("AlreadyExists")));
+  EXPECT_EQ(scene_->FindActor(Guid(7, 2)), probe);
+  // Empty: random IDs again.
+  scene_->SetIdSource({});
+  ASSERT_OK_AND_ASSIGN(ProbeActor * random, scene_->SpawnActor<ProbeActor>());
+  EXPECT_FALSE(random->id.is_none());
+  EXPECT_NE(random->id.high(), 7u);
 }
 
 TEST_F(SceneTest, DeferredSpawnBeginsPlayAtFinish) {
