@@ -48,6 +48,22 @@ TEST(ObjectPoolTest, AFreedSlotIsTakenAgainFirst) {
   EXPECT_EQ(pool.stats().objects, 0u);
 }
 
+TEST(ObjectPoolTest, SizesRoundUpToSixteenBytes) {
+  Pool pool;
+  void* one = pool.Allocate(1);
+  void* sixteen = pool.Allocate(16);  // a slot of 16 as 1's
+  void* seventeen = pool.Allocate(17);
+  void* thirty_two = pool.Allocate(32);  // a slot of 32 as 17's
+  EXPECT_EQ(Address(sixteen), Address(one) + 16);
+  EXPECT_EQ(Address(thirty_two), Address(seventeen) + 32);
+  EXPECT_NE(PageStart(one), PageStart(seventeen));
+  pool.Free(one, 1);
+  pool.Free(sixteen, 16);
+  pool.Free(seventeen, 17);
+  pool.Free(thirty_two, 32);
+  EXPECT_EQ(pool.stats().pages_used, 0u);
+}
+
 TEST(ObjectPoolTest, SizesShareNoPageAndAnEmptiedPageServesAnySize) {
   Pool pool;
   void* small = pool.Allocate(16);
@@ -97,6 +113,41 @@ TEST(ObjectPoolTest, AFullPageTakesObjectsAgainOnceOneGoes) {
   EXPECT_EQ(pool.stats().pages_used, 0u);
 }
 
+TEST(ObjectPoolTest, APageInTheMiddleOfItsSizesListEmpties) {
+  Pool pool;
+  constexpr std::size_t kSlot = 1024;
+  constexpr std::size_t kPerPage = (Pool::kPage - Pool::kPageHeader) / kSlot;
+  // Three full pages of one size.
+  std::vector<std::vector<void*>> pages(3);
+  for (auto& page : pages) {
+    for (std::size_t i = 0; i < kPerPage; ++i) page.push_back(pool.Allocate(kSlot));
+  }
+  for (const auto& page : pages) EXPECT_EQ(PageStart(page.front()), PageStart(page.back()));
+  // One slot freed in each gives each room: the list of pages with room is the third, the
+  // second, the first. The second then empties, from the middle of that list.
+  for (auto& page : pages) {
+    pool.Free(page.back(), kSlot);
+    page.pop_back();
+  }
+  for (void* p : pages[1]) pool.Free(p, kSlot);
+  pages[1].clear();
+  EXPECT_EQ(pool.stats().pages_used, 2u);
+  // The list still holds the third and the first: their freed slots are taken again, the
+  // third's first, and then a page of its own for the next.
+  void* a = pool.Allocate(kSlot);
+  void* b = pool.Allocate(kSlot);
+  EXPECT_EQ(PageStart(a), PageStart(pages[2].front()));
+  EXPECT_EQ(PageStart(b), PageStart(pages[0].front()));
+  void* c = pool.Allocate(kSlot);
+  EXPECT_EQ(pool.stats().pages_used, 3u);
+  EXPECT_EQ(Address(c), PageStart(c) + Pool::kPageHeader);
+  for (void* p : {a, b, c}) pool.Free(p, kSlot);
+  for (const auto& page : pages) {
+    for (void* p : page) pool.Free(p, kSlot);
+  }
+  EXPECT_EQ(pool.stats().pages_used, 0u);
+}
+
 TEST(ObjectPoolTest, TakesANewRegionWhenOneIsUsedUp) {
   Pool pool;
   constexpr std::size_t kPagesPerRegion = Pool::kRegion / Pool::kPage;  // 32
@@ -140,6 +191,15 @@ TEST(ObjectPoolTest, ThreadsShareIt) {
   EXPECT_EQ(pool.stats().pages_used, 0u);
 }
 
+TEST(ObjectPoolDeathTest, FreeingWithAnotherSizeStopsTheProcess) {
+  Pool pool;
+  void* p = pool.Allocate(32);
+  EXPECT_DEATH(pool.Free(p, 64), "was not allocated with size 64");
+  EXPECT_DEATH(pool.Free(p, 16), "was not allocated with size 16");
+  pool.Free(p, 17);  // any size of the same slot (17 to 32) is the object's
+  EXPECT_EQ(pool.stats().objects, 0u);
+}
+
 #if ROLLY_SCENE_ASAN
 TEST(ObjectPoolDeathTest, AReadOfAFreedSlotIsReportedUnderAddressSanitizer) {
   Pool pool;
@@ -170,9 +230,26 @@ TEST(ObjectPoolTest, SceneActorsAndComponentsAreThePools) {
   auto* aligned = new AlignedProp();  // from the general heap, aligned as it asks
   EXPECT_EQ(Address(aligned) % 64, 0u);
   EXPECT_EQ(Pool::Shared().stats().objects - before, ROLLY_SCENE_ASAN ? 0u : 2u);
+  void* const actor_at = actor;
+  void* const part_at = actor->components.front().get();
   Actor* as_base = actor;
   delete as_base;  // the size reaches the pool through the virtual destructor
   delete static_cast<Actor*>(aligned);
+  EXPECT_EQ(Pool::Shared().stats().objects, before);
+  if constexpr (!ROLLY_SCENE_ASAN) {
+    // Freed into the slots of their sizes: the next actor of the class and its component take
+    // them again.
+    auto* again = new PooledProp();
+    EXPECT_EQ(static_cast<void*>(again), actor_at);
+    EXPECT_EQ(static_cast<void*>(again->components.front().get()), part_at);
+    delete again;
+  }
+  // Placement new works as usual.
+  alignas(PooledProp) unsigned char room[sizeof(PooledProp)];
+  auto* placed = new (room) PooledProp();
+  EXPECT_EQ(static_cast<void*>(placed), static_cast<void*>(room));
+  EXPECT_EQ(Pool::Shared().stats().objects - before, ROLLY_SCENE_ASAN ? 0u : 1u);  // its part
+  placed->~PooledProp();
   EXPECT_EQ(Pool::Shared().stats().objects, before);
 }
 

@@ -4,36 +4,26 @@
 #include "rolly/scene/internal/sanitizer.h"
 
 namespace rolly::scene {
-namespace {
+
+// The pool's slots are 16-byte aligned: a class needing no more than operator new's default
+// alignment fits.
+static_assert(__STDCPP_DEFAULT_NEW_ALIGNMENT__ <= internal::ObjectPool::kSlotStep);
 
 // Under AddressSanitizer each object comes from the general heap, whose quarantine keeps a freed
 // actor's memory unused for a while, so a use after free is caught (the pool takes a freed slot
 // again first). The pool's own tests run under the sanitizer too.
-void* PoolNew(std::size_t size) {
+void* Pooled::operator new(std::size_t size) {
   if constexpr (ROLLY_SCENE_ASAN) return ::operator new(size);
   return internal::ObjectPool::Shared().Allocate(size);
 }
-void PoolDelete(void* p, std::size_t size) noexcept {
+void Pooled::operator delete(void* p, std::size_t size) noexcept {
   if constexpr (ROLLY_SCENE_ASAN) return ::operator delete(p);
   internal::ObjectPool::Shared().Free(p, size);
 }
-
-}  // namespace
-
-void* Component::operator new(std::size_t size) { return PoolNew(size); }
-void Component::operator delete(void* p, std::size_t size) noexcept { PoolDelete(p, size); }
-void* Component::operator new(std::size_t size, std::align_val_t align) {
+void* Pooled::operator new(std::size_t size, std::align_val_t align) {
   return ::operator new(size, align);
 }
-void Component::operator delete(void* p, std::size_t, std::align_val_t align) noexcept {
-  ::operator delete(p, align);
-}
-void* Actor::operator new(std::size_t size) { return PoolNew(size); }
-void Actor::operator delete(void* p, std::size_t size) noexcept { PoolDelete(p, size); }
-void* Actor::operator new(std::size_t size, std::align_val_t align) {
-  return ::operator new(size, align);
-}
-void Actor::operator delete(void* p, std::size_t, std::align_val_t align) noexcept {
+void Pooled::operator delete(void* p, std::size_t, std::align_val_t align) noexcept {
   ::operator delete(p, align);
 }
 

@@ -13,8 +13,7 @@
 // sets their owner, and notes each object's registered class, when it takes the actor in. Every
 // object is owned by the scene (actors, globals, players) or by the game instance (its
 // subsystems); game code holds plain pointers and must not keep them past the object's end
-// (DestroyActor, a map change). Actors and components live in the scene's object pool (see
-// Actor::operator new).
+// (DestroyActor, a map change). Actors and components live in the scene's object pool (Pooled).
 //
 // Thread rules: game thread only, like the scene.
 
@@ -38,20 +37,29 @@ namespace rolly::scene {
 
 class Actor;
 
+// The base of Actor and Component: `new` puts them in the scene's object pool, by size, as an
+// engine's allocator does (scene/internal/object_pool.h). `delete` through a base pointer gives
+// the pool the object's size through the virtual destructor. Objects larger than 2 KiB, classes
+// aligned to more than 16 bytes, and every object under AddressSanitizer come from the general
+// heap. Placement `new` works as usual; `new (std::nothrow)` is not offered (a failed
+// constructor could not give its memory back to the pool without the size).
+class Pooled {
+ public:
+  static void* operator new(std::size_t size);
+  static void operator delete(void* p, std::size_t size) noexcept;
+  static void* operator new(std::size_t size, std::align_val_t align);
+  static void operator delete(void* p, std::size_t size, std::align_val_t align) noexcept;
+  static void* operator new(std::size_t, void* where) noexcept { return where; }
+  static void operator delete(void*, void*) noexcept {}
+};
+
 // A part of an actor, unique by name under it.
-class Component {
+class Component : public Pooled {
  public:
   Component() = default;
   virtual ~Component() = default;
   Component(const Component&) = delete;
   Component& operator=(const Component&) = delete;
-  // Components and actors live in the scene's object pool, by size, as an engine's do
-  // (scene/internal/object_pool.h); `delete` through a base pointer gives the pool the size.
-  // A class aligned to more than 16 bytes comes from the general heap.
-  static void* operator new(std::size_t size);
-  static void operator delete(void* p, std::size_t size) noexcept;
-  static void* operator new(std::size_t size, std::align_val_t align);
-  static void operator delete(void* p, std::size_t size, std::align_val_t align) noexcept;
 
   // Set by whoever makes the component (the actor's constructor or Scene::AddComponent).
   Name name;
@@ -64,17 +72,12 @@ class Component {
 };
 
 // A thing in a level: placed by the map or spawned in play.
-class Actor {
+class Actor : public Pooled {
  public:
   Actor() = default;
   virtual ~Actor() = default;
   Actor(const Actor&) = delete;
   Actor& operator=(const Actor&) = delete;
-  // In the scene's object pool, as components are.
-  static void* operator new(std::size_t size);
-  static void operator delete(void* p, std::size_t size) noexcept;
-  static void* operator new(std::size_t size, std::align_val_t align);
-  static void operator delete(void* p, std::size_t size, std::align_val_t align) noexcept;
 
   // Called once when the actor begins play (the world's begin play, or at once for an actor
   // spawned in a world that already began), and once when it ends play (destroyed, its level

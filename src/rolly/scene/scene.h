@@ -142,13 +142,14 @@ class Scene : public world::Host {
   // Where the IDs of actors spawned in play (SpawnActor) and of a map's player pawns come from:
   // Guid::Random() by default, or `source` (empty: the default again). A test or fuzzer that must
   // repeat exactly gives its own. Each ID must be new to the world: an ID taken makes the spawn,
-  // or the map, fail with InvalidInput "AlreadyExists", and the none ID with InvalidInput.
+  // or the map, fail with InvalidInput "AlreadyExists", and the none ID with InvalidInput (an ID
+  // is asked for each spawn tried, so one that fails uses one up).
   void SetIdSource(std::function<Guid()> source) { id_source_ = std::move(source); }
 
   // Spawns an actor of class `cls` (a registered class deriving from Actor) in play, with a new
-  // ID (random, or SetIdSource's), in `level` (none: the persistent level), and begins its play at once when the
-  // world began play. InvalidInput for an unknown or non-actor class, a level not loaded, or no
-  // world.
+  // ID (random, or SetIdSource's), in `level` (none: the persistent level), and begins its play
+  // at once when the world began play. InvalidInput for an unknown or non-actor class, a level
+  // not loaded, or no world.
   Result<Actor*> SpawnActor(Name cls, Name level, const reflect::Transformd& transform);
   Result<Actor*> SpawnActor(const reflect::ClassInfo& cls, Name level,
                             const reflect::Transformd& transform);

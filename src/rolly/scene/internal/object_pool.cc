@@ -1,6 +1,7 @@
 #include "rolly/scene/internal/object_pool.h"
 
-#include <cassert>
+#include <cstdio>
+#include <cstdlib>
 #include <new>
 
 #ifdef __linux__
@@ -68,7 +69,9 @@ void ObjectPool::PushFront(Page*& head, Page* page) {
 
 ObjectPool::Page* ObjectPool::TakeEmptyPage() {
   if (empty_ == nullptr) {
-    // A new region, its pages listed so that the first is taken first.
+    // A new region, its pages listed so that the first is taken first (room for it in regions_
+    // first, so that nothing is lost if that throws).
+    regions_.reserve(regions_.size() + 1);
     void* region = ::operator new(kRegion, std::align_val_t{kRegion});
 #ifdef MADV_HUGEPAGE
     madvise(region, kRegion, MADV_HUGEPAGE);  // a hint: declined, the pages stay small
@@ -87,8 +90,8 @@ ObjectPool::Page* ObjectPool::TakeEmptyPage() {
 }
 
 void* ObjectPool::Allocate(std::size_t size) {
+  if (size == 0 || size > kMaxPooled) return ::operator new(size);
   const std::size_t index = (size + kSlotStep - 1) / kSlotStep;
-  if (size == 0 || index >= kClasses) return ::operator new(size);
   const std::lock_guard lock(mutex_);
   SizeClass& c = classes_[index];
   Page* page = c.room;
@@ -117,14 +120,19 @@ void* ObjectPool::Allocate(std::size_t size) {
 
 void ObjectPool::Free(void* p, std::size_t size) noexcept {
   if (p == nullptr) return;
-  const std::size_t index = (size + kSlotStep - 1) / kSlotStep;
-  if (size == 0 || index >= kClasses) {
+  if (size == 0 || size > kMaxPooled) {
     ::operator delete(p);
     return;
   }
+  const std::size_t index = (size + kSlotStep - 1) / kSlotStep;
   const std::lock_guard lock(mutex_);
   Page* page = PageOf(p);
-  assert(page->slot == index * kSlotStep && page->live > 0);
+  if (page->slot != index * kSlotStep || page->live == 0) {
+    // A delete of another size than the object's (a class whose destructor is not virtual,
+    // deleted through a base) would corrupt the pool: stop here, with the reason.
+    std::fprintf(stderr, "ObjectPool::Free: %p was not allocated with size %zu\n", p, size);
+    std::abort();
+  }
   SizeClass& c = classes_[index];
   const bool had_room = HasRoom(*page);
   --page->live;
