@@ -337,6 +337,7 @@ Env* env = nullptr;
 Env::Spread SpreadOf(const scene::Scene& s) {
   std::vector<std::uintptr_t> at;
   at.reserve(s.ActorCount());
+  auto distance = [](std::uintptr_t x, std::uintptr_t y) { return x > y ? x - y : y - x; };
   std::vector<std::uintptr_t> class_gaps;
   std::unordered_map<const rolly::reflect::ClassInfo*, std::uintptr_t> last_of_class;
   s.ForEachActor([&](scene::Actor& a) {
@@ -344,7 +345,7 @@ Env::Spread SpreadOf(const scene::Scene& s) {
     at.push_back(here);
     auto [last, first] = last_of_class.try_emplace(a.registered.cls, here);
     if (!first) {
-      class_gaps.push_back(here > last->second ? here - last->second : last->second - here);
+      class_gaps.push_back(distance(here, last->second));
       last->second = here;
     }
   });
@@ -359,7 +360,7 @@ Env::Spread SpreadOf(const scene::Scene& s) {
   std::vector<std::uintptr_t> gaps;
   gaps.reserve(at.size() - 1);
   for (std::size_t i = 1; i < at.size(); ++i) {
-    gaps.push_back(at[i] > at[i - 1] ? at[i] - at[i - 1] : at[i - 1] - at[i]);
+    gaps.push_back(distance(at[i], at[i - 1]));
   }
   out.median_gap = median(gaps);
   out.median_class_gap = median(class_gaps);
