@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "rolly/core/utf8.h"
+#include "rolly/record/internal/check_program.h"
 #include "rolly/reflect/type_registry.h"
 
 namespace rolly::record {
@@ -468,17 +469,29 @@ struct CheckedParts {
 
 // CheckRecord over a record's parts. The record's name for messages ("record 12") is made only
 // when a message is.
+// `programs` (may be null) passes the values of a record with no INLN section without walking
+// them, when its layout has a program; the rest is checked as usual.
 Status CheckParts(const ChunkTables& tables, const CheckedParts& record, std::size_t index,
-                  std::size_t record_count, FileBudget* budget) {
+                  std::size_t record_count, FileBudget* budget, CheckPrograms* programs) {
   if (!IsKnownObjectKind(record.kind)) return OkStatus();
   auto where = [index] { return "record " + std::to_string(index); };
   if (record.layout >= tables.layouts().size()) return Bad(where() + ": layout past the table");
   if (record.prop == nullptr) return Bad(where() + ": no PROP section");
-  FileBudget local = budget ? *budget : FileBudget{};
-  Walker walker(tables, record_count, &local);
   auto fail = [&](const Status& st, std::string_view part) {
     return Status(st.code(), where() + " " + std::string(part) + std::string(st.message()));
   };
+  // Most records: plain values passed by their layout's program, no owned object, and so nothing
+  // charged to the budget.
+  if (programs != nullptr && record.owned == nullptr &&
+      programs->Passes(record.layout, *record.prop)) {
+    if (record.extra != nullptr) {
+      Status st = reflect::TypeRegistry::CheckExtra(AsChars(*record.extra));
+      if (!st.ok()) return fail(st, "EXTR: ");
+    }
+    return OkStatus();
+  }
+  FileBudget local = budget ? *budget : FileBudget{};
+  Walker walker(tables, record_count, &local);
   ByteReader in(*record.prop);
   Status st = walker.Fields(in, tables.layouts()[record.layout].fields, 1);
   if (!st.ok()) return fail(st, "");
@@ -554,7 +567,7 @@ Status CheckRecord(const ChunkTables& tables, const Record& record, std::size_t 
   if (prop != nullptr) parts.prop = &prop_bytes;
   if (extra != nullptr) parts.extra = &extra_bytes;
   if (owned != nullptr) parts.owned = &owned_bytes;
-  return CheckParts(tables, parts, index, record_count, budget);
+  return CheckParts(tables, parts, index, record_count, budget, nullptr);
 }
 
 namespace {
@@ -684,7 +697,7 @@ void CopyRecord(const RecordView& v, ByteView record, Record* r) {
 
 // The structure check of a viewed record (CheckRecord's, in place).
 Status CheckViewed(const ChunkTables& tables, const RecordView& v, std::size_t index,
-                   std::size_t record_count, FileBudget* budget) {
+                   std::size_t record_count, FileBudget* budget, CheckPrograms* programs) {
   CheckedParts parts;
   parts.kind = v.kind;
   parts.layout = v.layout;
@@ -693,7 +706,7 @@ Status CheckViewed(const ChunkTables& tables, const RecordView& v, std::size_t i
     if (SameSection(v.ids[s], kExtraSection)) parts.extra = &v.bodies[s];
     if (SameSection(v.ids[s], kOwnedSection)) parts.owned = &v.bodies[s];
   }
-  return CheckParts(tables, parts, index, record_count, budget);
+  return CheckParts(tables, parts, index, record_count, budget, programs);
 }
 
 // A payload's record count and tables (record 0), read from `in`.
@@ -717,12 +730,15 @@ Status WalkRecords(ByteReader& in, std::uint64_t from, std::uint64_t to, std::ui
                    const ChunkTables& tables, FileBudget* budget, Each&& each) {
   RecordView v;
   ByteView record;
+  CheckPrograms programs(tables, count);
   for (std::uint64_t i = from; i < to; ++i) {
     if (!ReadSized(in, &record) || record.empty()) {
       return DamagedError("record " + std::to_string(i) + ": truncated");
     }
     ROLLY_RETURN_IF_ERROR(ViewRecordBytes(record, i, tables, &v));
-    if (IsKnownObjectKind(v.kind)) ROLLY_RETURN_IF_ERROR(CheckViewed(tables, v, i, count, budget));
+    if (IsKnownObjectKind(v.kind)) {
+      ROLLY_RETURN_IF_ERROR(CheckViewed(tables, v, i, count, budget, &programs));
+    }
     ROLLY_RETURN_IF_ERROR(each(i, record, v));
   }
   return OkStatus();
