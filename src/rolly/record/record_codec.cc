@@ -637,9 +637,46 @@ struct RecordView {
   std::array<ByteView, kMaxSections> bodies;
 };
 
+// ViewRecordBytes for the usual record, read straight from its bytes: a known kind, a layout
+// index, a section count and section sizes of one byte each, sections that pass the rules. True
+// when it viewed the record as ViewRecordBytes would; false for any other record, which
+// ViewRecordBytes then reads (and refuses with its message, when it is damaged).
+bool ViewUsualRecord(ByteView record, const ChunkTables& tables, RecordView* v) {
+  const std::uint8_t* p = record.data();
+  const std::uint8_t* const end = p + record.size();
+  if (end - p < 1 + 16 + 2 || !IsKnownObjectKind(p[0])) return false;
+  const std::uint8_t kind = p[0];
+  const std::uint64_t high = LoadU64(p + 1);
+  const std::uint64_t low = LoadU64(p + 9);
+  const std::uint8_t layout = p[17];
+  const std::uint8_t others = p[18];
+  p += 19;
+  if (layout >= 0x80 || layout >= tables.layouts().size() || others > kMaxSections - 1) {
+    return false;
+  }
+  for (std::size_t s = 0; s < others; ++s) {
+    if (end - p < 5 || p[4] >= 0x80 || p[4] > end - p - 5) return false;
+    std::memcpy(v->ids[s].data(), p, 4);
+    const SectionId& id = v->ids[s];
+    if (!IsPrintableSectionId(id) || SameSection(id, kPropSection)) return false;
+    for (std::size_t j = 0; j < s; ++j) {
+      if (SameSection(v->ids[j], id)) return false;
+    }
+    v->bodies[s] = ByteView(p + 5, p[4]);
+    p += 5 + p[4];
+  }
+  v->kind = kind;
+  v->subject = Guid(high, low);
+  v->layout = layout;
+  v->others = others;
+  v->prop = ByteView(p, static_cast<std::size_t>(end - p));
+  return true;
+}
+
 // Views record `i` of a payload in its bytes into `v` (the structure check is the caller's).
 // Damaged naming the record.
 Status ViewRecordBytes(ByteView record, std::uint64_t i, const ChunkTables& tables, RecordView* v) {
+  if (ViewUsualRecord(record, tables, v)) return OkStatus();
   ByteReader rr(record);
   v->kind = 0;
   rr.U8(&v->kind);
