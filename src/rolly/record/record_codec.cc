@@ -886,13 +886,10 @@ Status CheckedPayload::CheckRange(ByteReader& in, std::uint64_t from, std::uint6
         asking = false;  // nothing more is asked, of this record or any after it
         return OkStatus();
       };
-      if (asking && v.others == 1) {
-        // Most records have one section besides PROP: its ID is looked for among `ids` once.
-        for (std::size_t k = 0; k < sections.ids.size(); ++k) {
-          if (SameSection(v.ids[0], sections.ids[k])) {
-            ROLLY_RETURN_IF_ERROR(ask(k, 0));
-            break;
-          }
+      if (v.others == 1) {
+        // Most records have one section besides PROP: `ids` is gone through once.
+        for (std::size_t k = 0; asking && k < sections.ids.size(); ++k) {
+          if (SameSection(v.ids[0], sections.ids[k])) ROLLY_RETURN_IF_ERROR(ask(k, 0));
         }
       } else {
         for (std::size_t k = 0; asking && k < sections.ids.size() && v.others > 0; ++k) {

@@ -1,5 +1,6 @@
 #include "rolly/record/internal/check_program.h"
 
+#include <algorithm>
 #include <string_view>
 
 #include "rolly/core/utf8.h"
@@ -28,7 +29,10 @@ const CheckPrograms::Program& CheckPrograms::ProgramOf(std::uint32_t layout) {
   if (p.state != Program::State::kUnknown) return p;
   const std::size_t begin = steps_.size();
   compiling_from_ = begin;
-  if (CompileFields(layout, 1, begin) && steps_.size() - begin <= kMaxSteps) {
+  joinable_from_ = begin;
+  visits_ = 0;
+  if (begin < kMaxTotalSteps && CompileFields(layout, 1, begin) &&
+      steps_.size() - begin <= kMaxSteps) {
     p.state = Program::State::kMade;
     p.begin = static_cast<std::uint32_t>(begin);
     p.size = static_cast<std::uint32_t>(steps_.size() - begin);
@@ -47,8 +51,12 @@ bool CheckPrograms::CompileFields(std::uint32_t layout, int depth, std::size_t b
 }
 
 bool CheckPrograms::CompileValue(std::uint32_t type, int depth, std::size_t body_begin) {
-  // (The Walker refuses a value nested deeper; such a layout is left to it.)
-  if (depth > kMaxValueDepth || steps_.size() - compiling_from_ > kMaxSteps) return false;
+  // (The Walker refuses a value nested deeper; such a layout is left to it. Values joined into
+  // one skip, and empty structs, take no step: the visits are bounded too.)
+  if (depth > kMaxValueDepth || steps_.size() - compiling_from_ > kMaxSteps ||
+      ++visits_ > kMaxVisits) {
+    return false;
+  }
   const SavedType& t = tables_.types()[type];
   auto add = [this](Op op, std::uint8_t bits = 0, std::uint64_t max = 0) {
     Step s;
@@ -58,8 +66,9 @@ bool CheckPrograms::CompileValue(std::uint32_t type, int depth, std::size_t body
     steps_.push_back(s);
   };
   if (const std::size_t fixed = FixedValueSize(t.kind)) {
-    // Joined to a skip just before it in the same body.
-    if (steps_.size() > body_begin && steps_.back().op == Op::kSkip &&
+    // Joined to a skip just before it in the same body: not to the last step of a container's
+    // elements, which runs once per element.
+    if (steps_.size() > std::max(body_begin, joinable_from_) && steps_.back().op == Op::kSkip &&
         steps_.back().size <= (1u << 30)) {
       steps_.back().size += static_cast<std::uint32_t>(fixed);
     } else {
@@ -119,6 +128,7 @@ bool CheckPrograms::CompileValue(std::uint32_t type, int depth, std::size_t body
       steps_[header].size = t.count;
       if (!CompileValue(t.a, depth + 1, header + 1)) return false;
       steps_[header].body = static_cast<std::uint32_t>(steps_.size() - header - 1);
+      joinable_from_ = steps_.size();
       return true;
     }
     default:  // texts, sets, maps, optionals, owned objects, bags, instanced structs
@@ -140,9 +150,11 @@ bool CheckPrograms::Run(Cursor& in, const Step* at, const Step* end,
         break;
       case Op::kSigned: {
         if (!in.Varint(&u)) return false;
-        const std::int64_t s = ZigZagDecode(u);
-        const std::int64_t half = std::int64_t{1} << ((at->bits - 1) & 63);
-        if (at->bits < 64 && (s < -half || s >= half)) return false;
+        if (at->bits < 64) {
+          const std::int64_t s = ZigZagDecode(u);
+          const std::int64_t half = std::int64_t{1} << (at->bits - 1);
+          if (s < -half || s >= half) return false;
+        }
         break;
       }
       case Op::kUnsigned:

@@ -33,9 +33,13 @@ namespace rolly::record {
 
 class CheckPrograms {
  public:
-  // The most steps one layout's program may take (structs inlined); a layout needing more is
-  // walked.
+  // The most steps one layout's program may take (structs inlined), and the most values its
+  // compiling may visit (values joined into one skip count each); a layout needing more is
+  // walked. Once the programs of one CheckPrograms hold kMaxTotalSteps steps (24 bytes each),
+  // the layouts met after are walked.
   static constexpr std::size_t kMaxSteps = 512;
+  static constexpr std::size_t kMaxVisits = 4096;
+  static constexpr std::size_t kMaxTotalSteps = std::size_t{1} << 16;
 
   // For the records of a payload of `record_count` records (the tables record included) whose
   // tables are `tables`.
@@ -110,7 +114,11 @@ class CheckPrograms {
   std::uint64_t record_count_;
   std::vector<Program> programs_;  // by layout
   std::vector<Step> steps_;
-  std::size_t compiling_from_ = 0;  // where the program being compiled begins in steps_
+  // While a program is compiled: where it begins in steps_; the first step a fixed-size value
+  // may be joined to (none before the end of the last container's elements); values visited.
+  std::size_t compiling_from_ = 0;
+  std::size_t joinable_from_ = 0;
+  std::size_t visits_ = 0;
 };
 
 }  // namespace rolly::record
