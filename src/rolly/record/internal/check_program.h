@@ -6,14 +6,15 @@
 // game saves hold only plain kinds (numbers, booleans, the math types, names, enums, strings,
 // references, structs of them, and vectors and arrays of those), and every record of one layout
 // is checked the same way. A CheckPrograms compiles such a layout once into steps (fixed-size
-// values next to each other merged into one skip, structs inlined, each container followed by
-// its element's steps) and runs them over each record's PROP bytes with no call per value.
+// values next to each other merged into one skip, but never into the last step of a container's
+// elements; structs inlined; each container followed by its element's steps) and runs them over
+// each record's PROP bytes with no call per value.
 //
 // A program only answers "these bytes pass" or "ask the Walker": it refuses exactly what the
 // Walker refuses, but says nothing of why, so a record it does not pass is checked again by the
 // Walker, whose status names the value. Layouts holding anything else (texts, sets, maps,
 // optionals, owned objects, instanced structs, property bags, values nested past 64 levels, or
-// more than kMaxSteps steps inlined) get no program and are always walked. No plain kind charges
+// past the caps below) get no program and are always walked. No plain kind charges
 // the file's budget (only values inside bags and texts with arguments do), so a record a program
 // passes leaves the budget as the Walker would.
 //
