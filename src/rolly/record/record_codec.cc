@@ -879,25 +879,16 @@ Status CheckedPayload::CheckRange(ByteReader& in, std::uint64_t from, std::uint6
       }
       // In `ids` order; each ID appears once in a record (ViewRecordBytes checked).
       bool asking = section_error == nullptr || section_error->ok();
-      auto ask = [&](std::size_t k, std::size_t s) {
-        Status checked = sections.check(i, k, v.bodies[s]);
-        if (checked.ok() || section_error == nullptr) return checked;
-        *section_error = std::move(checked);
-        asking = false;  // nothing more is asked, of this record or any after it
-        return OkStatus();
-      };
-      if (v.others == 1) {
-        // Most records have one section besides PROP: `ids` is gone through once.
-        for (std::size_t k = 0; asking && k < sections.ids.size(); ++k) {
-          if (SameSection(v.ids[0], sections.ids[k])) ROLLY_RETURN_IF_ERROR(ask(k, 0));
-        }
-      } else {
-        for (std::size_t k = 0; asking && k < sections.ids.size() && v.others > 0; ++k) {
-          for (std::size_t s = 0; s < v.others; ++s) {
-            if (!SameSection(v.ids[s], sections.ids[k])) continue;
-            ROLLY_RETURN_IF_ERROR(ask(k, s));
-            break;
+      for (std::size_t k = 0; asking && k < sections.ids.size() && v.others > 0; ++k) {
+        for (std::size_t s = 0; s < v.others; ++s) {
+          if (!SameSection(v.ids[s], sections.ids[k])) continue;
+          Status checked = sections.check(i, k, v.bodies[s]);
+          if (!checked.ok()) {
+            if (section_error == nullptr) return checked;
+            *section_error = std::move(checked);
+            asking = false;  // nothing more is asked, of this record or any after it
           }
+          break;
         }
       }
     }
