@@ -393,22 +393,22 @@ void WorldCapture::Gather() {
   // A subject (add), then each of its sections (section(id, append): `append(ByteSink*)` writes
   // the section's bytes, which go into the current block in the record's form).
   auto add = [&](std::size_t chunk, RecordKind kind, Guid id, Object object, Name name) {
-    ChunkState& c = *chunks_[chunk];
-    Subject s;
-    s.id = id;
-    s.object = object;
-    s.name = name;
     // A subject's sections stay in one block (they are at most a few KiB).
     if (section_blocks_.empty() ||
         section_blocks_.back().capacity() - section_blocks_.back().size() < kSectionRoom) {
       section_blocks_.emplace_back().Reserve(kSectionBlock);
     }
-    s.section_block = static_cast<std::uint32_t>(section_blocks_.size() - 1);
-    s.section_at = static_cast<std::uint32_t>(section_blocks_.back().size());
-    s.record = ++c.count;
-    s.chunk = static_cast<std::uint16_t>(chunk);
-    s.kind = kind;
-    subjects_.push_back(s);
+    // Made in place: a save lists one for each actor and each component.
+    subjects_.push_back(Subject{
+        .id = id,
+        .object = object,
+        .name = name,
+        .section_block = static_cast<std::uint32_t>(section_blocks_.size() - 1),
+        .section_at = static_cast<std::uint32_t>(section_blocks_.back().size()),
+        .record = ++chunks_[chunk]->count,
+        .chunk = static_cast<std::uint16_t>(chunk),
+        .kind = kind,
+    });
   };
   auto section = [&](record::SectionId id, auto&& append) {
     ByteSink& block = section_blocks_.back();
@@ -476,12 +476,14 @@ void WorldCapture::Gather() {
     actor.owner = a.owner;
     actor.attach_parent = a.attach_parent;
     actor.attach_socket = a.attach_socket.view();
-    fits(a.attach_socket);
+    if (!a.attach_socket.is_none()) fits(a.attach_socket);
     add(wrld, RecordKind::kActor, a.id, a.object, Name());
     const auto actor_index = static_cast<std::uint32_t>(subjects_.size() - 1);
     section(kActorSection, [&](ByteSink* out) { AppendActor(actor, out); });
-    std::sort(components.begin(), components.end(),
-              [](const ComponentView& x, const ComponentView& y) { return x.name < y.name; });
+    if (components.size() > 1) {
+      std::sort(components.begin(), components.end(),
+                [](const ComponentView& x, const ComponentView& y) { return x.name < y.name; });
+    }
     for (const ComponentView& c : components) {
       fits(c.name);
       add(wrld, RecordKind::kComponent, Guid(), c.object, c.name);  // its ID: Subject::Id
@@ -588,6 +590,10 @@ void WorldCapture::Gather() {
 Status WorldCapture::Step() {
   if (!gather_error_.ok()) return gather_error_;  // (a copy only when there is one)
   if (done()) return OkStatus();
+  return StepOne();
+}
+
+Status WorldCapture::StepOne() {
   // Capturing waits on the objects' memory, not on work: the saved fields of the object a few
   // subjects ahead are asked into cache now.
   if (next_ + kPrefetchAhead < subjects_.size()) {
@@ -668,7 +674,8 @@ void WorldCapture::NoteHooked(ChunkState& c, const Subject& s,
 }
 
 Status WorldCapture::Run() {
-  while (!done()) ROLLY_RETURN_IF_ERROR(Step());
+  if (!gather_error_.ok()) return gather_error_;
+  while (!done()) ROLLY_RETURN_IF_ERROR(StepOne());
   return OkStatus();
 }
 
