@@ -380,6 +380,7 @@ void WorldCapture::Gather() {
     c->key = std::move(key);
     c->writer = std::make_unique<record::ChunkWriter>(budget_.get());
     c->capturer = std::make_unique<record::Capturer>(c->writer.get(), links_.get());
+    c->copied = true;  // until a subject of a class not copied is listed in it
     chunks_.push_back(std::move(c));
     return chunks_.size() - 1;
   };
@@ -392,13 +393,16 @@ void WorldCapture::Gather() {
   };
   // A subject (add), then each of its sections (section(id, append): `append(ByteSink*)` writes
   // the section's bytes, which go into the current block in the record's form).
+  // The copies' programs, asked for each subject's class as it is listed: a chunk is copied when
+  // its subjects are all of plain classes.
+  copies_ = std::make_unique<record::ObjectCopies>();
   auto add = [&](std::size_t chunk, RecordKind kind, Guid id, Object object, Name name) {
+    if (object && !copies_->CanCopy(*object.cls)) chunks_[chunk]->copied = false;
     // A subject's sections stay in one block (they are at most a few KiB).
     if (section_blocks_.empty() ||
         section_blocks_.back().capacity() - section_blocks_.back().size() < kSectionRoom) {
       section_blocks_.emplace_back().Reserve(kSectionBlock);
     }
-    // Made in place: a save lists one for each actor and each component.
     subjects_.push_back(Subject{
         .id = id,
         .object = object,
@@ -575,12 +579,6 @@ void WorldCapture::Gather() {
         }
       }
     }
-  }
-  // The chunks copied: those whose subjects are all of plain classes.
-  copies_ = std::make_unique<record::ObjectCopies>();
-  for (auto& c : chunks_) c->copied = true;
-  for (const Subject& s : subjects_) {
-    if (s.object && !copies_->CanCopy(*s.object.cls)) chunks_[s.chunk]->copied = false;
   }
   total_ = subjects_.size();
   copied_ = std::any_of(chunks_.begin(), chunks_.end(), [](const auto& c) { return c->copied; });

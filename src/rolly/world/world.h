@@ -231,7 +231,8 @@ class WorldCapture {
   class Links;
   explicit WorldCapture(World& world);
   void Gather();
-  // Step's work, once it found a subject left and no error from the listing. Inline in Run.
+  // Step's work, once it found a subject left and no error from the listing. Inlined into Step
+  // and Run.
   [[gnu::always_inline]] inline Status StepOne();
   // Notes a subject whose capture remembered objects for OnSaved (RunSavedHooks finds it again).
   [[gnu::noinline]] void NoteHooked(ChunkState& c, const Subject& s,
