@@ -2022,13 +2022,57 @@ TEST_F(SaveLoadTest, ComponentIdsAreTheDerivedOnesWhetherTheChunkIsCopiedOrNot) 
   EXPECT_EQ(stepped, copied);
 }
 
-// A long name (a level, socket or component name over 1,024 bytes) refuses the capture too.
+// A long name (a level, socket or component name over 1,024 bytes) refuses the capture too: a
+// save, and each step or run of a capture, with the same status, capturing nothing.
 TEST_F(SaveLoadTest, ACaptureOfALongSocketNameIsInvalidData) {
   auto a = NewGame();
   ASSERT_OK(a->scene.Start(kSmallMap));
   ASSERT_OK(a->scene.Attach(G(kChestId), G(kDoorId), Name(std::string(1025, 'k'))));
   EXPECT_THAT(SaveNow(*a, "s"), StatusIs(StatusCode::kInvalidData));
   EXPECT_THAT(LoadNow(*a, "s"), StatusIs(StatusCode::kNotFound));
+
+  std::unique_ptr<world::WorldCapture> cap = a->saves.world().BeginCapture();
+  ASSERT_GT(cap->total(), 0u);
+  const Status step = cap->Step();
+  EXPECT_THAT(step, StatusIs(StatusCode::kInvalidData));
+  EXPECT_THAT(std::string(step.message()), HasSubstr("cannot be saved"));
+  EXPECT_EQ(cap->Step(), step) << "asked again";
+  EXPECT_EQ(cap->Run(), step);
+  EXPECT_EQ(cap->captured(), 0u);
+  EXPECT_FALSE(cap->done());
+  cap->Forget();
+}
+
+// A capture taken one step at a time (as a save spread over frames takes it) makes the chunks one
+// Run makes, each step taking one subject; a step once done captures nothing more.
+TEST_F(SaveLoadTest, ACaptureTakenStepByStepMakesWhatRunMakes) {
+  auto a = NewGame();
+  ASSERT_OK(a->scene.Start(kSmallMap));
+  ASSERT_OK(SaveNow(*a, "k"));
+  std::unique_ptr<world::WorldCapture> run = a->saves.world().BeginCapture();
+  ASSERT_OK(run->Run());
+  ASSERT_OK_AND_ASSIGN(const std::vector<world::WorldChunk> want, run->Finish());
+  run->Forget();
+
+  std::unique_ptr<world::WorldCapture> cap = a->saves.world().BeginCapture();
+  ASSERT_EQ(cap->total(), run->total());
+  for (std::size_t k = 0; k < cap->total(); ++k) {
+    ASSERT_FALSE(cap->done());
+    ASSERT_EQ(cap->captured(), k);
+    ASSERT_OK(cap->Step());
+  }
+  EXPECT_TRUE(cap->done());
+  ASSERT_OK(cap->Step());
+  ASSERT_OK(cap->Run());
+  EXPECT_EQ(cap->captured(), cap->total());
+  ASSERT_OK_AND_ASSIGN(const std::vector<world::WorldChunk> got, cap->Finish());
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].id, want[i].id);
+    EXPECT_EQ(got[i].key, want[i].key);
+    EXPECT_EQ(got[i].payload, want[i].payload) << "chunk " << i;
+  }
+  cap->Forget();
 }
 
 // OnSaved hooks run only once the store reported the save written: not for a capture that refused,
