@@ -403,16 +403,17 @@ void WorldCapture::Gather() {
         section_blocks_.back().capacity() - section_blocks_.back().size() < kSectionRoom) {
       section_blocks_.emplace_back().Reserve(kSectionBlock);
     }
-    subjects_.push_back(Subject{
-        .id = id,
-        .object = object,
-        .name = name,
-        .section_block = static_cast<std::uint32_t>(section_blocks_.size() - 1),
-        .section_at = static_cast<std::uint32_t>(section_blocks_.back().size()),
-        .record = ++chunks_[chunk]->count,
-        .chunk = static_cast<std::uint16_t>(chunk),
-        .kind = kind,
-    });
+    // Written in place, field by field: a Subject built aside and copied in is read back from
+    // the stack in wider loads than it was stored with, which waits for the stores.
+    Subject& s = subjects_.emplace_back();
+    s.id = id;
+    s.object = object;
+    s.name = name;
+    s.section_block = static_cast<std::uint32_t>(section_blocks_.size() - 1);
+    s.section_at = static_cast<std::uint32_t>(section_blocks_.back().size());
+    s.record = ++chunks_[chunk]->count;
+    s.chunk = static_cast<std::uint16_t>(chunk);
+    s.kind = kind;
   };
   auto section = [&](record::SectionId id, auto&& append) {
     ByteSink& block = section_blocks_.back();
