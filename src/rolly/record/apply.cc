@@ -584,14 +584,15 @@ Status Applier::Apply(const Record& record, const reflect::ClassInfo& cls, void*
   Parts parts;
   parts.kind = record.kind;
   parts.layout = record.layout;
-  auto find = [&record](SectionId id, ByteView* out) {
-    const Section* s = record.Find(id);
-    if (s != nullptr) *out = s->bytes;
-    return s != nullptr;
+  auto find = [&](SectionId id, std::uint32_t bit, ByteView* out) {
+    if (const Section* s = record.Find(id)) {
+      *out = s->bytes;
+      parts.sections.has |= bit;
+    }
   };
-  parts.has_prop = find(kPropSection, &parts.prop);
-  parts.has_owned = find(kOwnedSection, &parts.owned);
-  parts.has_extra = find(kExtraSection, &parts.extra);
+  find(kPropSection, 1, &parts.sections.prop);
+  find(kOwnedSection, 2, &parts.sections.owned);
+  find(kExtraSection, 4, &parts.sections.extra);
   return ApplyParts(parts, cls, object, messages);
 }
 
@@ -599,17 +600,9 @@ Status Applier::Apply(std::size_t index, const reflect::ClassInfo& cls, void* ob
                       std::vector<std::string>* messages) {
   if (checked_ == nullptr) return InvalidInputError("an applier of a decoded payload");
   if (index >= checked_->size()) return InvalidInputError("no such record");
-  Parts parts;
-  parts.kind = checked_->kind(index);
-  parts.layout = checked_->layout(index);
   // The three sections, the record walked only when it has INLN or XTRA.
-  const CheckedPayload::AppliedParts found = checked_->PartsToApply(index);
-  parts.has_prop = found.has & 1;
-  parts.has_owned = found.has & 2;
-  parts.has_extra = found.has & 4;
-  parts.prop = found.prop;
-  parts.owned = found.owned;
-  parts.extra = found.extra;
+  const Parts parts{checked_->kind(index), checked_->layout(index),
+                    checked_->PartsToApply(index)};
   return ApplyParts(parts, cls, object, messages);
 }
 
@@ -625,11 +618,11 @@ Status Applier::ApplyParts(const Parts& record, const reflect::ClassInfo& cls, v
     return InvalidInputError("a record of class " + saved_class.str() +
                              " cannot apply to an object of class " + cls.name().str());
   }
-  if (!record.has_prop) return InvalidInputError("a record without PROP");
+  if (!(record.sections.has & 1)) return InvalidInputError("a record without PROP");
   entries_.clear();
   targets_.clear();
-  if (record.has_owned) {
-    ByteReader in(record.owned);
+  if (record.sections.has & 2) {
+    ByteReader in(record.sections.owned);
     std::uint64_t count = 0;
     if (!in.Varint(&count)) return Truncated();
     for (std::uint64_t i = 0; i < count; ++i) {
@@ -645,7 +638,7 @@ Status Applier::ApplyParts(const Parts& record, const reflect::ClassInfo& cls, v
     }
   }
   messages_ = messages;
-  ByteReader in(record.prop);
+  ByteReader in(record.sections.prop);
   Status status = ReadFields(in, record.layout, cls, object, 1, nullptr, false);
   // Owned objects in INLN order: each entry applies to the object its owned value made or found.
   for (std::size_t i = 0; status.ok() && i < entries_.size(); ++i) {
@@ -666,7 +659,7 @@ Status Applier::ApplyParts(const Parts& record, const reflect::ClassInfo& cls, v
     if (status.ok() && !e.extra.empty()) ReadExtra(*target.cls, live, e.extra);
   }
   if (status.ok()) {
-    if (record.has_extra) ReadExtra(cls, object, record.extra);
+    if (record.sections.has & 4) ReadExtra(cls, object, record.sections.extra);
   }
   messages_ = nullptr;
   if (!status.ok()) return status;

@@ -99,12 +99,13 @@ class Applier {
     ByteView extra;
   };
 
-  // The parts of a record an apply reads; has_*: the record has that section.
+  // The parts of a record an apply reads: its sections as CheckedPayload::PartsToApply gives
+  // them (`has`: 1 the record has PROP, 2 INLN, 4 XTRA), made in place from its answer (a copy
+  // through the stack costs a read that waits for the stores of the answer).
   struct Parts {
     std::uint8_t kind = 0;
     std::uint32_t layout = 0;
-    ByteView prop, owned, extra;
-    bool has_prop = false, has_owned = false, has_extra = false;
+    CheckedPayload::AppliedParts sections;
   };
   Status ApplyParts(const Parts& record, const reflect::ClassInfo& cls, void* object,
                     std::vector<std::string>* messages);
