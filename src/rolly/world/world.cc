@@ -391,11 +391,11 @@ void WorldCapture::Gather() {
                            "\" cannot be saved: names are at most 1,024 bytes of UTF-8");
     }
   };
-  // A subject (add), then each of its sections (section(id, append): `append(ByteSink*)` writes
-  // the section's bytes, which go into the current block in the record's form).
   // The copies' programs, asked for each subject's class as it is listed: a chunk is copied when
   // its subjects are all of plain classes.
   copies_ = std::make_unique<record::ObjectCopies>();
+  // A subject (add), then each of its sections (section(id, append): `append(ByteSink*)` writes
+  // the section's bytes, which go into the current block in the record's form).
   auto add = [&](std::size_t chunk, RecordKind kind, Guid id, Object object, Name name) {
     if (object && !copies_->CanCopy(*object.cls)) chunks_[chunk]->copied = false;
     // A subject's sections stay in one block (they are at most a few KiB).
@@ -404,7 +404,7 @@ void WorldCapture::Gather() {
       section_blocks_.emplace_back().Reserve(kSectionBlock);
     }
     // Written in place, field by field: a Subject built aside and copied in is read back from
-    // the stack in wider loads than it was stored with, which waits for the stores.
+    // the stack in wider loads than it was stored with, and those loads wait for the stores.
     Subject& s = subjects_.emplace_back();
     s.id = id;
     s.object = object;
