@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -226,29 +227,34 @@ class alignas(64) AlignedProp : public Actor {
 TEST(ObjectPoolTest, SceneActorsAndComponentsAreThePools) {
   const std::size_t before = Pool::Shared().stats().objects;
   auto* actor = new PooledProp();
-  EXPECT_EQ(Pool::Shared().stats().objects - before, ROLLY_SCENE_ASAN ? 0u : 2u);
+  // The actor, its component and its list of components.
+  EXPECT_EQ(Pool::Shared().stats().objects - before, ROLLY_SCENE_ASAN ? 0u : 3u);
   auto* aligned = new AlignedProp();  // from the general heap, aligned as it asks
   EXPECT_EQ(Address(aligned) % 64, 0u);
-  EXPECT_EQ(Pool::Shared().stats().objects - before, ROLLY_SCENE_ASAN ? 0u : 2u);
+  EXPECT_EQ(Pool::Shared().stats().objects - before, ROLLY_SCENE_ASAN ? 0u : 3u);
   void* const actor_at = actor;
-  void* const part_at = actor->components.front().get();
+  const std::set<const void*> part_and_list = {actor->components.front().get(),
+                                               actor->components.data()};
   Actor* as_base = actor;
   delete as_base;  // the size reaches the pool through the virtual destructor
   delete static_cast<Actor*>(aligned);
   EXPECT_EQ(Pool::Shared().stats().objects, before);
   if constexpr (!ROLLY_SCENE_ASAN) {
-    // Freed into the slots of their sizes: the next actor of the class and its component take
-    // them again.
+    // Freed into the slots of their sizes: the next actor of the class takes its slot again,
+    // and its component and list the two pages the last ones emptied (each page to whichever
+    // size asks for one first).
     auto* again = new PooledProp();
     EXPECT_EQ(static_cast<void*>(again), actor_at);
-    EXPECT_EQ(static_cast<void*>(again->components.front().get()), part_at);
+    EXPECT_EQ((std::set<const void*>{again->components.front().get(), again->components.data()}),
+              part_and_list);
     delete again;
   }
   // Placement new works as usual.
   alignas(PooledProp) unsigned char room[sizeof(PooledProp)];
   auto* placed = new (room) PooledProp();
   EXPECT_EQ(static_cast<void*>(placed), static_cast<void*>(room));
-  EXPECT_EQ(Pool::Shared().stats().objects - before, ROLLY_SCENE_ASAN ? 0u : 1u);  // its part
+  // Its part and its list.
+  EXPECT_EQ(Pool::Shared().stats().objects - before, ROLLY_SCENE_ASAN ? 0u : 2u);
   placed->~PooledProp();
   EXPECT_EQ(Pool::Shared().stats().objects, before);
 }

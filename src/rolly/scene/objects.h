@@ -53,6 +53,27 @@ class Pooled {
   static void operator delete(void*, void*) noexcept {}
 };
 
+// Memory for an actor's list of components, from the object pool as the objects themselves (a
+// walk over the actors reads each list: from the pool the lists of many actors share a few
+// pages, where from the general heap each is one more line, and page, to wait for).
+namespace objects_internal {
+void* AllocateList(std::size_t bytes);
+void FreeList(void* p, std::size_t bytes) noexcept;
+}  // namespace objects_internal
+template <typename T>
+struct PooledList {
+  using value_type = T;
+  PooledList() = default;
+  template <typename U>
+  PooledList(const PooledList<U>&) noexcept {}  // NOLINT: allocators convert implicitly
+  T* allocate(std::size_t n) {
+    if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
+    return static_cast<T*>(objects_internal::AllocateList(n * sizeof(T)));
+  }
+  void deallocate(T* p, std::size_t n) noexcept { objects_internal::FreeList(p, n * sizeof(T)); }
+  friend bool operator==(PooledList, PooledList) { return true; }
+};
+
 // A part of an actor, unique by name under it.
 class Component : public Pooled {
  public:
@@ -109,7 +130,7 @@ class Actor : public Pooled {
   Guid owner_id;
   Guid attach_parent;
   Name attach_socket;
-  std::vector<std::unique_ptr<Component>> components;
+  std::vector<std::unique_ptr<Component>, PooledList<std::unique_ptr<Component>>> components;
   bool begun_play = false;
   // Between the scene's BeginSpawn and FinishSpawn.
   bool deferred = false;

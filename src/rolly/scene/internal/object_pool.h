@@ -7,9 +7,9 @@
 // last world and its map's JSON churned lands in the holes they left, a median 23 KB apart at
 // 100,000 actors; from the pool, objects of one size land in dense runs (a page emptied goes
 // back to be filled from its start), and, where the kernel grants huge pages, a walk over them
-// needs few address translations (what they point to, such as vectors and strings, stays on the
-// general heap). docs/host.md says why a host's layout matters; docs/performance.md what it
-// measured.
+// needs few address translations. An actor's list of components comes from the pool too
+// (objects.h); what else they point to, such as vectors and strings, stays on the general heap.
+// docs/host.md says why a host's layout matters; docs/performance.md what it measured.
 //
 // A page holds objects of one slot size (sizes round up to 16 bytes); objects larger than
 // kMaxPooled come from ::operator new. A freed slot is taken again first, and a page whose last
