@@ -27,17 +27,6 @@ void Pooled::operator delete(void* p, std::size_t, std::align_val_t align) noexc
   ::operator delete(p, align);
 }
 
-namespace objects_internal {
-void* AllocateList(std::size_t bytes) {
-  if constexpr (ROLLY_SCENE_ASAN) return ::operator new(bytes);
-  return internal::ObjectPool::Shared().Allocate(bytes);
-}
-void FreeList(void* p, std::size_t bytes) noexcept {
-  if constexpr (ROLLY_SCENE_ASAN) return ::operator delete(p);
-  internal::ObjectPool::Shared().Free(p, bytes);
-}
-}  // namespace objects_internal
-
 Component* Actor::FindComponent(Name component_name) const {
   for (const auto& c : components)
     if (c->name == component_name) return c.get();

@@ -53,13 +53,9 @@ class Pooled {
   static void operator delete(void*, void*) noexcept {}
 };
 
-// Memory for an actor's list of components, from the object pool as the objects themselves (a
-// walk over the actors reads each list: from the pool the lists of many actors share a few
-// pages, where from the general heap each is one more line, and page, to wait for).
-namespace objects_internal {
-void* AllocateList(std::size_t bytes);
-void FreeList(void* p, std::size_t bytes) noexcept;
-}  // namespace objects_internal
+// Memory for an actor's list of components, from where the objects come (Pooled): a walk over
+// the actors reads each list, and from the pool the lists of many actors share a few pages,
+// where from the general heap each is one more line, and page, to wait for.
 template <typename T>
 struct PooledList {
   using value_type = T;
@@ -68,9 +64,9 @@ struct PooledList {
   PooledList(const PooledList<U>&) noexcept {}  // NOLINT: allocators convert implicitly
   T* allocate(std::size_t n) {
     if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
-    return static_cast<T*>(objects_internal::AllocateList(n * sizeof(T)));
+    return static_cast<T*>(Pooled::operator new(n * sizeof(T)));
   }
-  void deallocate(T* p, std::size_t n) noexcept { objects_internal::FreeList(p, n * sizeof(T)); }
+  void deallocate(T* p, std::size_t n) noexcept { Pooled::operator delete(p, n * sizeof(T)); }
   friend bool operator==(PooledList, PooledList) { return true; }
 };
 
