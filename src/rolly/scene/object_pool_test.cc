@@ -259,5 +259,32 @@ TEST(ObjectPoolTest, SceneActorsAndComponentsAreThePools) {
   EXPECT_EQ(Pool::Shared().stats().objects, before);
 }
 
+// What every walk over the actors reads besides the objects: an actor's tags (and the sample
+// game's saved vectors, PooledVectors too) come from the pool up to its largest slot.
+TEST(ObjectPoolTest, PooledVectorsAreThePoolsUpToItsLargestSlot) {
+  const std::size_t before = Pool::Shared().stats().objects;
+  const std::size_t pooled = ROLLY_SCENE_ASAN ? 0u : 1u;
+  auto* actor = new PooledProp();  // the actor, its component and its list: 3 objects
+  actor->tags = {Name("Front"), Name("Wood")};
+  EXPECT_EQ(Pool::Shared().stats().objects - before, 3 * pooled + pooled);
+  actor->tags.resize(100);  // moved to a larger slot: still one object
+  EXPECT_EQ(Pool::Shared().stats().objects - before, 3 * pooled + pooled);
+  EXPECT_EQ(actor->tags.front(), Name("Front"));
+  delete static_cast<Actor*>(actor);
+  EXPECT_EQ(Pool::Shared().stats().objects, before);
+
+  {
+    PooledVector<std::uint8_t> at_limit;
+    at_limit.reserve(Pool::kMaxPooled);
+    EXPECT_EQ(Pool::Shared().stats().objects - before, pooled);
+    PooledVector<std::uint8_t> past_limit;  // from the general heap
+    past_limit.reserve(Pool::kMaxPooled + 1);
+    EXPECT_EQ(Pool::Shared().stats().objects - before, pooled);
+    past_limit.assign(Pool::kMaxPooled + 1, 7);
+    EXPECT_EQ(past_limit.back(), 7);
+  }
+  EXPECT_EQ(Pool::Shared().stats().objects, before);
+}
+
 }  // namespace
 }  // namespace rolly::scene::internal

@@ -53,11 +53,15 @@ class Pooled {
   static void operator delete(void*, void*) noexcept {}
 };
 
-// Memory for an actor's list of components, from where the objects come (Pooled): a walk over
-// the actors reads each list, and from the pool the lists of many actors share a few pages,
-// where from the general heap each is one more line, and page, to wait for.
+// Memory from where the objects come (Pooled), for what they point to that every walk over the
+// actors reads: an actor's list of components, and the saved containers of the scene's objects
+// (an actor's tags; in the sample game, a chest's inventory and a character's items). From the
+// pool, those of many actors share a few pages; from the general heap, each is one more line, and
+// page, to wait for, wherever the heap had room when it was filled. An engine's arrays come from
+// its own allocator the same way. Elements aligned to more than 16 bytes cannot use it.
 template <typename T>
 struct PooledList {
+  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "the pool's slots align to 16");
   using value_type = T;
   PooledList() = default;
   template <typename U>
@@ -69,6 +73,11 @@ struct PooledList {
   void deallocate(T* p, std::size_t n) noexcept { Pooled::operator delete(p, n * sizeof(T)); }
   friend bool operator==(PooledList, PooledList) { return true; }
 };
+
+// A vector whose elements come from the pool (PooledList). The reflection registers it as it does
+// std::vector: a field of this type saves and loads as a vector.
+template <typename T>
+using PooledVector = std::vector<T, PooledList<T>>;
 
 // A part of an actor, unique by name under it.
 class Component : public Pooled {
@@ -121,12 +130,12 @@ class Actor : public Pooled {
   bool spawned = false;
   world::Saving saving = world::Saving::kWithSavedState;
   // Saved (kSaveGame) as "Tags".
-  std::vector<Name> tags;
+  PooledVector<Name> tags;
   reflect::Transformd transform;
   Guid owner_id;
   Guid attach_parent;
   Name attach_socket;
-  std::vector<std::unique_ptr<Component>, PooledList<std::unique_ptr<Component>>> components;
+  PooledVector<std::unique_ptr<Component>> components;
   bool begun_play = false;
   // Between the scene's BeginSpawn and FinishSpawn.
   bool deferred = false;

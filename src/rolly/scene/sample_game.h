@@ -1,7 +1,8 @@
 // The sample game: a few classes of a small game built on the reference scene (doors, chests,
 // lamps, characters, crates, pickups, a quest log, game and player state), the maps it plays on
 // and a seeded, scripted stretch of play. The demo runs it; the world, game and scene tests save
-// and load it.
+// and load it. The actors' saved vectors are PooledVectors: their elements sit in the scene's
+// pool, beside those of the other actors, as an engine's arrays sit in its allocator's.
 //
 //   reflect::TypeRegistry registry;
 //   scene::RegisterSceneTypes(registry);
@@ -52,7 +53,7 @@ class Door : public Actor {
 // Saved: "Inventory".
 class Chest : public Actor {
  public:
-  std::vector<ItemStack> inventory;
+  PooledVector<ItemStack> inventory;
 };
 
 // A lamp's default component "Bulb". Saved: "Flicker", "Broken".
@@ -74,7 +75,7 @@ class Lamp : public Actor {
 // A character's default "Inventory", and the "Backpack" play adds. Saved: "Items", "Capacity".
 class InventoryComponent : public Component {
  public:
-  std::vector<ItemStack> items;
+  PooledVector<ItemStack> items;
   std::int32_t capacity = 8;
 };
 

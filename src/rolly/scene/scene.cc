@@ -911,7 +911,7 @@ Status Scene::BuildLevelActors(World& world, Name level, bool resolve_references
     Result<Actor*> made = MakeActor(world, *spec.cls, spec.id, spec.level, spec.transform, false);
     if (!made.ok()) return InvalidInputError(where + ": " + std::string(made.status().message()));
     Actor* a = *made;
-    a->tags = spec.tags;
+    a->tags.assign(spec.tags.begin(), spec.tags.end());
     a->saving = spec.saving;
     a->owner_id = spec.owner;
     a->attach_parent = spec.attach_parent;
