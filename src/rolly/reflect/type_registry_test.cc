@@ -492,6 +492,47 @@ TEST_F(Registered, PlansKnowTheChainsHooks) {
   EXPECT_FALSE(usable.extra);
 }
 
+// An allocator that counts what it hands out, as a game's own (an engine's arrays, the scene's
+// pool) would take it from elsewhere.
+template <typename T>
+struct CountingAllocator {
+  using value_type = T;
+  static inline int live = 0;
+  CountingAllocator() = default;
+  template <typename U>
+  CountingAllocator(const CountingAllocator<U>&) noexcept {}  // NOLINT: converts implicitly
+  T* allocate(std::size_t n) {
+    ++live;
+    return std::allocator<T>().allocate(n);
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    --live;
+    std::allocator<T>().deallocate(p, n);
+  }
+  friend bool operator==(CountingAllocator, CountingAllocator) { return true; }
+};
+struct Stock {
+  std::vector<std::int32_t, CountingAllocator<std::int32_t>> counts;
+};
+
+TEST(VectorAllocatorTest, AVectorWithItsOwnAllocatorIsAVector) {
+  TypeRegistry reg;
+  reg.Struct<Stock>("Stock").Field("Counts", &Stock::counts, kSaveGame);
+  ASSERT_TRUE(reg.Finish().ok()) << reg.status().ToString();
+  const PlanField* counts = reg.FindStruct(Name("Stock"))->Plan().Find(Name("Counts"));
+  ASSERT_NE(counts, nullptr);
+  EXPECT_EQ(counts->type().kind, Kind::kVector);
+  EXPECT_EQ(DescribeType(counts->type()), "Vector<Int32>");
+  {
+    Stock src, dst;
+    src.counts = {4, 5, 6};
+    CopyFields(reg, *reg.FindStruct(Name("Stock")), &src, &dst);  // resized through its ops
+    EXPECT_EQ(dst.counts, src.counts);
+    EXPECT_EQ(CountingAllocator<std::int32_t>::live, 2);  // each vector's elements: its own
+  }
+  EXPECT_EQ(CountingAllocator<std::int32_t>::live, 0);
+}
+
 TEST(RegistryHooks, APlanSeesTheHooksOfItsBasesAlone) {
   // Only the base has an OnLoaded hook; the derived class's plan knows it.
   TypeRegistry reg;
