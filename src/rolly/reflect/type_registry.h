@@ -137,11 +137,13 @@ struct ClassPlan {
   // every 64-byte cache line holding a byte of a saved field holds one of them, wherever the
   // object lies (fields less than 64 bytes apart count as one stretch: the stretch's first byte,
   // every 64th after it, and its last byte); at most kMaxReach of them, the first, for a class
-  // whose saved bytes take more lines than that. `vectors`: the indexes in `fields` of the saved
-  // vectors, whose elements lie elsewhere on the heap.
+  // whose saved bytes take more lines than that. `elements`: for each saved vector, in field
+  // order, the offset from the object's start of the pointer it keeps to its elements, which lie
+  // elsewhere (a null pointer when it holds none); found once by making a vector of the field's
+  // type (none for a vector type that keeps no such pointer).
   static constexpr std::size_t kMaxReach = 32;
   std::vector<std::uint32_t> reach;
-  std::vector<std::uint32_t> vectors;
+  std::vector<std::uint32_t> elements;
   // The field named `name` (its current name), or null.
   const PlanField* Find(Name name) const;
 };

@@ -345,14 +345,13 @@ TEST_F(Registered, PlanReachCoversEveryLineOfEverySavedField) {
                                r.FindClass(Name("Actor"))}) {
     const ClassPlan& plan = cls->Plan();
     std::uint32_t lowest = UINT32_MAX, highest = 0;
-    std::vector<std::uint32_t> vectors;
-    for (std::size_t i = 0; i < plan.fields.size(); ++i) {
-      const PlanField& f = plan.fields[i];
+    std::size_t vectors = 0;
+    for (const PlanField& f : plan.fields) {
       lowest = std::min(lowest, f.offset);
       highest = std::max(highest, f.offset + f.type().size);
-      if (f.type().kind == Kind::kVector) vectors.push_back(static_cast<std::uint32_t>(i));
+      if (f.type().kind == Kind::kVector) ++vectors;
     }
-    EXPECT_EQ(plan.vectors, vectors) << cls->name().view();
+    EXPECT_EQ(plan.elements.size(), vectors) << cls->name().view();
     for (std::uint32_t at : plan.reach) {
       EXPECT_GE(at, lowest) << cls->name().view();
       EXPECT_LT(at, highest) << cls->name().view();
@@ -372,7 +371,15 @@ TEST_F(Registered, PlanReachCoversEveryLineOfEverySavedField) {
   // Everything's fields lie together: fewer offsets than fields reach them all.
   const ClassPlan& everything = r.FindStruct(Name("Everything"))->Plan();
   EXPECT_LT(everything.reach.size(), everything.fields.size());
-  EXPECT_EQ(everything.vectors.size(), 1u);
+  // Its one vector keeps the address of its elements where the plan says, or null when empty.
+  ASSERT_EQ(everything.elements.size(), 1u);
+  Everything e = MakeEverything();
+  const void* first = nullptr;
+  std::memcpy(&first, reinterpret_cast<const char*>(&e) + everything.elements[0], sizeof first);
+  EXPECT_EQ(first, e.locks.data());
+  e.locks.assign(40, Lock{});  // moved
+  std::memcpy(&first, reinterpret_cast<const char*>(&e) + everything.elements[0], sizeof first);
+  EXPECT_EQ(first, e.locks.data());
 }
 
 // Fields registered out of their order in memory, with unsaved gaps of a line or more between
@@ -523,6 +530,17 @@ TEST(VectorAllocatorTest, AVectorWithItsOwnAllocatorIsAVector) {
   ASSERT_NE(counts, nullptr);
   EXPECT_EQ(counts->type().kind, Kind::kVector);
   EXPECT_EQ(DescribeType(counts->type()), "Vector<Int32>");
+  // Finding where it keeps its elements made a vector of one element, gone again.
+  const ClassPlan& plan = reg.FindStruct(Name("Stock"))->Plan();
+  EXPECT_EQ(CountingAllocator<std::int32_t>::live, 0);
+  ASSERT_EQ(plan.elements.size(), 1u);
+  {
+    Stock probe;
+    probe.counts = {1, 2};
+    const void* first = nullptr;
+    std::memcpy(&first, reinterpret_cast<const char*>(&probe) + plan.elements[0], sizeof first);
+    EXPECT_EQ(first, probe.counts.data());
+  }
   {
     Stock src, dst;
     src.counts = {4, 5, 6};
