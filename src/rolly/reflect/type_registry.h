@@ -138,9 +138,10 @@ struct ClassPlan {
   // object lies (fields less than 64 bytes apart count as one stretch: the stretch's first byte,
   // every 64th after it, and its last byte); at most kMaxReach of them, the first, for a class
   // whose saved bytes take more lines than that. `elements`: for each saved vector, in field
-  // order, the offset from the object's start of the pointer it keeps to its elements, which lie
-  // elsewhere (a null pointer when it holds none); found once by making a vector of the field's
-  // type (none for a vector type that keeps no such pointer).
+  // order, the offset from the object's start of the pointer it keeps to its first element,
+  // which lies elsewhere (the pointer may be null, or point at memory it no longer uses, when the
+  // vector is empty: ask for it into cache, never read through it); found once by making a vector
+  // of one element of the field's type (none for a vector type that keeps no such pointer).
   static constexpr std::size_t kMaxReach = 32;
   std::vector<std::uint32_t> reach;
   std::vector<std::uint32_t> elements;

@@ -371,7 +371,7 @@ TEST_F(Registered, PlanReachCoversEveryLineOfEverySavedField) {
   // Everything's fields lie together: fewer offsets than fields reach them all.
   const ClassPlan& everything = r.FindStruct(Name("Everything"))->Plan();
   EXPECT_LT(everything.reach.size(), everything.fields.size());
-  // Its one vector keeps the address of its elements where the plan says, or null when empty.
+  // Its one vector keeps the address of its elements where the plan says, moved or not.
   ASSERT_EQ(everything.elements.size(), 1u);
   Everything e = MakeEverything();
   const void* first = nullptr;

@@ -261,7 +261,7 @@ TEST(ObjectPoolTest, SceneActorsAndComponentsAreThePools) {
 
 // What every walk over the actors reads besides the objects: an actor's tags (and the sample
 // game's saved vectors, PooledVectors too) come from the pool up to its largest slot.
-TEST(ObjectPoolTest, PooledVectorsAreThePoolsUpToItsLargestSlot) {
+TEST(ObjectPoolTest, PooledVectorsComeFromThePoolUpToItsLargestSlot) {
   const std::size_t before = Pool::Shared().stats().objects;
   const std::size_t pooled = ROLLY_SCENE_ASAN ? 0u : 1u;
   auto* actor = new PooledProp();  // the actor, its component and its list: 3 objects
