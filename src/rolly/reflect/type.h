@@ -172,6 +172,9 @@ struct Type {
   const Type* mapped = nullptr;
   // Element count of a std::array.
   std::size_t fixed_count = 0;
+  // Vector: the offset in the vector of the pointer it keeps to its first element (whatever its
+  // allocator), -1 when none was found. Found at registration, in a vector given room for one.
+  std::int32_t elements_at = -1;
   const ContainerOps* container = nullptr;
   const OptionalOps* optional = nullptr;
   const EnumOps* enum_ops = nullptr;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <new>
 
 namespace rolly::reflect {
 namespace {
@@ -46,36 +45,6 @@ bool ClassInfo::IsA(const ClassInfo& other) const {
   return false;
 }
 
-// Where a vector of `type` keeps the address of its elements: the offset of the pointer-sized
-// word that holds its first element's address, in a vector of one element made for the purpose;
-// -1 when no word does.
-static std::int64_t ElementPointerAt(const Type& type) {
-  const ContainerOps* ops = type.container;
-  if (type.construct == nullptr || type.destroy == nullptr || ops == nullptr ||
-      ops->resize == nullptr || ops->element == nullptr) {
-    return -1;
-  }
-  struct Made {
-    const Type& type;
-    void* at = ::operator new(type.size, std::align_val_t{type.align});
-    bool constructed = false;
-    ~Made() {
-      if (constructed) type.destroy(at);
-      ::operator delete(at, std::align_val_t{type.align});
-    }
-  } made{type};
-  type.construct(made.at);
-  made.constructed = true;
-  ops->resize(made.at, 1);
-  const void* first = ops->element(made.at, 0);
-  for (std::uint32_t word = 0; word + sizeof(void*) <= type.size; word += sizeof(void*)) {
-    const void* held = nullptr;
-    std::memcpy(&held, static_cast<const char*>(made.at) + word, sizeof held);
-    if (held == first) return word;
-  }
-  return -1;
-}
-
 // The fields of `cls` and its bases, bases first, that `keep` accepts.
 static void MakePlan(const ClassInfo* cls, ClassPlan* plan, bool (*keep)(PropertyFlags)) {
   plan->cls = cls;
@@ -92,13 +61,10 @@ static void MakePlan(const ClassInfo* cls, ClassPlan* plan, bool (*keep)(Propert
   }
   // The stretches of saved bytes (fields less than a line apart joined), in offset order.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> spans;  // [begin, end)
-  for (std::size_t i = 0; i < plan->fields.size(); ++i) {
-    const PlanField& f = plan->fields[i];
+  for (const PlanField& f : plan->fields) {
     spans.push_back({f.offset, f.offset + std::max<std::uint32_t>(f.type().size, 1)});
-    if (f.type().kind != Kind::kVector) continue;
-    const std::int64_t pointer_at = ElementPointerAt(f.type());
-    if (pointer_at >= 0) {
-      plan->elements.push_back(f.offset + static_cast<std::uint32_t>(pointer_at));
+    if (f.type().kind == Kind::kVector && f.type().elements_at >= 0) {
+      plan->elements.push_back(f.offset + static_cast<std::uint32_t>(f.type().elements_at));
     }
   }
   std::sort(spans.begin(), spans.end());
@@ -165,6 +131,16 @@ TypeRegistry& DefaultRegistry() {
 
 void TypeRegistry::Fail(Status status) {
   if (status_.ok()) status_ = std::move(status);
+}
+
+std::int32_t TypeRegistry::FindPointer(const void* object, std::size_t size,
+                                       const void* target) {
+  for (std::size_t word = 0; word + sizeof(void*) <= size; word += sizeof(void*)) {
+    const void* held = nullptr;
+    std::memcpy(&held, static_cast<const char*>(object) + word, sizeof held);
+    if (held == target) return static_cast<std::int32_t>(word);
+  }
+  return -1;
 }
 
 Type* TypeRegistry::NewType(std::type_index type, bool* fresh) {

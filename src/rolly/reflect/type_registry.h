@@ -59,6 +59,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <set>
 #include <string>
@@ -140,8 +141,7 @@ struct ClassPlan {
   // whose saved bytes take more lines than that. `elements`: for each saved vector, in field
   // order, the offset from the object's start of the pointer it keeps to its first element,
   // which lies elsewhere (the pointer may be null, or point at memory it no longer uses, when the
-  // vector is empty: ask for it into cache, never read through it); found once by making a vector
-  // of one element of the field's type (none for a vector type that keeps no such pointer).
+  // vector is empty: ask for it into cache, never read through it); see Type::elements_at.
   static constexpr std::size_t kMaxReach = 32;
   std::vector<std::uint32_t> reach;
   std::vector<std::uint32_t> elements;
@@ -525,6 +525,9 @@ class TypeRegistry {
   ClassInfo* ClassSlot(std::type_index type);
   EnumInfo* EnumSlot(std::type_index type);
   const ClassInfo* Find(std::type_index type) const;
+  // The offset of the first pointer-sized word of the `size` bytes at `object` that holds
+  // `target`, or -1 when none does.
+  static std::int32_t FindPointer(const void* object, std::size_t size, const void* target);
   // Gives a class slot its name; false (and an error) on a duplicate.
   bool SetName(ClassInfo* cls, std::string_view name, bool is_struct);
   void Fail(Status status);
@@ -772,6 +775,14 @@ void TypeRegistry::Describe(Type& type) {
     type.kind = Kind::kVector;
     type.element = TypeOf<typename T::value_type>();
     type.container = &type_internal::kVectorOps<T>;
+    {
+      // Zeroed first, so no padding is read unset.
+      alignas(T) unsigned char room[sizeof(T)] = {};
+      T* probe = new (room) T();
+      probe->reserve(1);  // room for one element, none made
+      type.elements_at = FindPointer(room, sizeof(T), probe->data());
+      probe->~T();
+    }
   } else if constexpr (IsStdArray<T>::value) {
     type.kind = Kind::kArray;
     type.element = TypeOf<typename T::value_type>();

@@ -334,8 +334,8 @@ TEST_F(Registered, PlanHasBasesFirstAndNoEditorOnlyOrTransient) {
 
 // A plan's reach asks for every cache line that holds a byte of a saved field, wherever the
 // object lies (at any address: some allocators align to 8 bytes only, and a base part sits inside
-// its derived object at any offset), and stays within the saved fields' bytes; `vectors` lists
-// exactly the saved vectors.
+// its derived object at any offset), and stays within the saved fields' bytes; `elements` has
+// one entry per saved vector, where the vector keeps the address of its elements.
 TEST_F(Registered, PlanReachCoversEveryLineOfEverySavedField) {
   for (const char* name : {"Door", "Actor"}) {
     const ClassPlan& plan = r.FindClass(Name(name))->Plan();
@@ -530,7 +530,7 @@ TEST(VectorAllocatorTest, AVectorWithItsOwnAllocatorIsAVector) {
   ASSERT_NE(counts, nullptr);
   EXPECT_EQ(counts->type().kind, Kind::kVector);
   EXPECT_EQ(DescribeType(counts->type()), "Vector<Int32>");
-  // Finding where it keeps its elements made a vector of one element, gone again.
+  // Where it keeps its elements was found at registration, and nothing it took is still held.
   const ClassPlan& plan = reg.FindStruct(Name("Stock"))->Plan();
   EXPECT_EQ(CountingAllocator<std::int32_t>::live, 0);
   ASSERT_EQ(plan.elements.size(), 1u);

@@ -259,7 +259,7 @@ TEST(ObjectPoolTest, SceneActorsAndComponentsAreThePools) {
   EXPECT_EQ(Pool::Shared().stats().objects, before);
 }
 
-// What every walk over the actors reads besides the objects: an actor's tags (and the sample
+// What a save and a load read of every actor besides the objects: its tags (and the sample
 // game's saved vectors, PooledVectors too) come from the pool up to its largest slot.
 TEST(ObjectPoolTest, PooledVectorsComeFromThePoolUpToItsLargestSlot) {
   const std::size_t before = Pool::Shared().stats().objects;

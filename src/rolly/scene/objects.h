@@ -53,20 +53,20 @@ class Pooled {
   static void operator delete(void*, void*) noexcept {}
 };
 
-// Memory from where the objects come (Pooled), for what they point to that every walk over the
-// actors reads: an actor's list of components, and the saved containers of the scene's objects
-// (an actor's tags; in the sample game, a chest's inventory and a character's items). From the
-// pool, those of many actors share a few pages; from the general heap, each is one more line, and
-// page, to wait for, wherever the heap had room when it was filled. An engine's arrays come from
-// its own allocator the same way. Elements aligned to more than 16 bytes cannot use it.
+// Memory from where the objects come (Pooled), for what they point to that a save and a load
+// read of every actor: its list of components, and the saved vectors of the scene's actors and
+// components (an actor's tags; in the sample game, a chest's inventory and a character's items).
+// From the pool, those of many actors share a few pages; from the general heap, each is one more
+// line, and page, to wait for, wherever the heap had room when it was filled. An engine's arrays
+// come from its own allocator the same way. Elements aligned to more than 16 bytes cannot use it.
 template <typename T>
 struct PooledList {
-  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "the pool's slots align to 16");
   using value_type = T;
   PooledList() = default;
   template <typename U>
   PooledList(const PooledList<U>&) noexcept {}  // NOLINT: allocators convert implicitly
   T* allocate(std::size_t n) {
+    static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "the pool's slots align to 16");
     if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
     return static_cast<T*>(Pooled::operator new(n * sizeof(T)));
   }

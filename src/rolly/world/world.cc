@@ -189,7 +189,7 @@ struct WorldCapture::Subject {
 };
 
 // How many subjects ahead a step asks for the object's saved fields, and how many ahead for the
-// first and last elements of its saved vectors (whose sizes and addresses sit in those fields).
+// first element of each of its saved vectors (whose address sits in those fields).
 constexpr std::size_t kPrefetchAhead = 8;
 constexpr std::size_t kElementsAhead = 4;
 // How many entries ahead a pass filling or probing a hash table asks for the slot (each entry

@@ -7,8 +7,9 @@
 // last world and its map's JSON churned lands in the holes they left, a median 23 KB apart at
 // 100,000 actors; from the pool, objects of one size land in dense runs (a page emptied goes
 // back to be filled from its start), and, where the kernel grants huge pages, a walk over them
-// needs few address translations. An actor's list of components comes from the pool too
-// (objects.h); what else they point to, such as vectors and strings, stays on the general heap.
+// needs few address translations. An actor's list of components and the scene's saved vectors
+// come from the pool too (objects.h: PooledList, PooledVector); strings longer than they keep
+// inline, and other containers, stay on the general heap.
 // docs/host.md says why a host's layout matters; docs/performance.md what it measured.
 //
 // A page holds objects of one slot size (sizes round up to 16 bytes); objects larger than
