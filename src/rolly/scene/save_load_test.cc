@@ -75,6 +75,7 @@ using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::IsSupersetOf;
 using ::testing::Not;
 
 // --- Classes of the tests' own (registered next to the sample game's) -------------------------
@@ -1399,6 +1400,58 @@ TEST_F(SaveLoadTest, AHostAnsweringFindActorsOutOfOrderCostsOnlyThoseActors) {
   ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(saves, "r", MapChoice::kKeepCurrentMap));
   EXPECT_THAT(Lines(out.report.messages), HasSubstr("FindActors answered 1 of"));
   EXPECT_GE(out.report.kept, 1u);
+}
+
+// A load places the actors it spawned again and those whose saved placement is not the one the
+// host's view reports, and no others: most placed actors never move, and each placement costs the
+// host a look-up. A transform that differs only in a zero's sign is placed too, so the loaded
+// world holds the saved bits.
+TEST_F(SaveLoadTest, ALoadPlacesOnlyTheActorsNotWhereTheSaveHasThem) {
+  class PlacingScene : public Scene {
+   public:
+    using Scene::Scene;
+    void PlaceAll(std::span<const std::pair<Guid, world::Placement>> placements) override {
+      for (const auto& entry : placements) placed.push_back(entry.first);
+      Scene::PlaceAll(placements);
+    }
+    std::vector<Guid> placed;
+  };
+  auto a = NewGame();
+  ASSERT_OK(a->scene.Start(kSmallMap));
+  a->scene.FindActor(G(kDoorId))->transform.translation.x = 5;
+  a->scene.FindActor(G(kChestId))->transform.translation.y = -0.0;  // the map's is +0
+  ASSERT_OK_AND_ASSIGN(Pickup * pickup, a->scene.SpawnActor<Pickup>());
+  const Guid pickup_id = pickup->id;
+  ASSERT_OK(SaveNow(*a, "p"));
+  ASSERT_OK_AND_ASSIGN(auto saved, Capture(*a));
+
+  for (MapChoice map : {MapChoice::kOpenSavedMap, MapChoice::kKeepCurrentMap}) {
+    SCOPED_TRACE(map == MapChoice::kOpenSavedMap ? "the saved map opened" : "the map kept");
+    PlacingScene scene(*registry_);
+    store::Store store(backend_, workers_, mailbox_);
+    game::SaveSystem saves(store, scene, *registry_, mailbox_, workers_);
+    scene.AddMap(kSmallMap, SmallMap());
+    ASSERT_OK(scene.Start(kSmallMap));
+    std::vector<Guid> want = {G(kDoorId), G(kChestId), pickup_id};
+    if (map == MapChoice::kKeepCurrentMap) {
+      // Moved since the save, in the world kept: it goes back.
+      scene.FindActor(G(kHeroId))->owner_id = G(kDoorId);
+      want.push_back(G(kHeroId));
+    }
+    ASSERT_OK(LoadNow(saves, "p", map).status());
+    // And the player's pawn, which takes its saved transform whatever it is.
+    EXPECT_EQ(scene.placed.size(), want.size() + 1);
+    EXPECT_THAT(scene.placed, IsSupersetOf(want));
+    EXPECT_THAT(scene.placed, Not(Contains(G(kStatueId))));
+    if (map == MapChoice::kOpenSavedMap) {
+      EXPECT_THAT(scene.placed, Not(Contains(G(kHeroId))));
+    }
+    EXPECT_TRUE(std::signbit(scene.FindActor(G(kChestId))->transform.translation.y));
+    EXPECT_EQ(scene.FindActor(G(kDoorId))->transform.translation.x, 5);
+    EXPECT_TRUE(scene.FindActor(G(kHeroId))->owner_id.is_none());
+    ASSERT_OK_AND_ASSIGN(auto loaded, world::CaptureForCompare(saves.world()));
+    EXPECT_SAME_WORLD(saved, loaded);
+  }
 }
 
 TEST_F(SaveLoadTest, RecordsOfAbsentObjectsAreKeptAndWrittenBack) {

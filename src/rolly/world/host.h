@@ -174,8 +174,10 @@ class Host {
   }
   // Sets the transform, owner and attachment of the actor with `id` (a no-op when there is none).
   virtual void Place(Guid id, const Placement& placement) = 0;
-  // Place for each of `placements`, in order. A load places every actor it set values on this
-  // way, in the order it found them, so a host whose look-ups wait on memory may overlap them as
+  // Place for each of `placements`, in order. A load places this way, in the order it found them,
+  // every actor it spawned again and every other actor it set values on whose saved placement
+  // is not the one its view (FindActors') reported: a transform other bit for bit, or another
+  // owner, attachment or socket. So a host whose look-ups wait on memory may overlap them as
   // FindActors does. The default calls Place for each.
   virtual void PlaceAll(std::span<const std::pair<Guid, Placement>> placements) {
     for (const auto& [id, placement] : placements) Place(id, placement);

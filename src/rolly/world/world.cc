@@ -51,6 +51,15 @@ bool SameClass(const reflect::TypeRegistry& registry, Name saved, const reflect:
 
 std::string Describe(Name cls, Guid id) { return cls.str() + " " + id.ToString(); }
 
+// Whether the placement `saved` holds is the one `now` reports: the transform bit for bit (so -0
+// is not 0 and a NaN is itself), the owner, the attachment and its socket.
+bool SamePlacement(const ActorSection& saved, const ActorView& now) {
+  static_assert(sizeof(reflect::Transformd) == 10 * sizeof(double), "no padding to compare");
+  return std::memcmp(&saved.transform, &now.transform, sizeof(reflect::Transformd)) == 0 &&
+         saved.owner == now.owner && saved.attach_parent == now.attach_parent &&
+         saved.attach_socket == now.attach_socket.view();
+}
+
 // A capture's refusal of a subject, naming it (out of line: the steps' own code stays small).
 [[gnu::cold, gnu::noinline]] Status SubjectRefused(Name cls, Guid id, const Status& status) {
   return Status(status.code(), Describe(cls, id) + ": " + std::string(status.message()));
@@ -1361,7 +1370,9 @@ class World::Applier {
         return;
       }
       Take(c, i, view->object, false);
-      placements_.emplace_back(subject, PlacementOf(a));
+      // Most placed actors never move: one already where the save has it is not placed again,
+      // which spares the host a look-up of it (and a socket's name).
+      if (!SamePlacement(a, *view)) placements_.emplace_back(subject, PlacementOf(a));
       return;
     }
     const reflect::ClassInfo* cls = registry_.FindClass(saved);
