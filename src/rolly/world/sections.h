@@ -66,7 +66,8 @@ void AppendActor(const ActorSection& actor, ByteSink* out);
 Status ReadActor(ByteView bytes, ActorSection* out);
 // Reads ACTR bytes that ReadActor accepted before (a checked save's, read again in place)
 // without checking their values again: quicker, and meant only for such bytes (for others
-// `out` is unspecified, and nothing is read outside `bytes`).
+// `out` is unspecified, and nothing is read outside `bytes`). Every field of `out` is set, so a
+// caller may read section after section into one ActorSection.
 void ReadCheckedActor(ByteView bytes, ActorSection* out);
 // The same, as a value.
 Result<ActorSection> DecodeActor(ByteView bytes);

@@ -53,10 +53,21 @@ std::string Describe(Name cls, Guid id) { return cls.str() + " " + id.ToString()
 
 // Whether the placement `saved` holds is the one `now` reports: the transform bit for bit (so -0
 // is not 0 and a NaN is itself), the owner, the attachment and its socket.
+// (Compared in words inline: a call to memcmp cost more than the comparison.)
 bool SamePlacement(const ActorSection& saved, const ActorView& now) {
-  static_assert(sizeof(reflect::Transformd) == 10 * sizeof(double), "no padding to compare");
-  return std::memcmp(&saved.transform, &now.transform, sizeof(reflect::Transformd)) == 0 &&
-         saved.owner == now.owner && saved.attach_parent == now.attach_parent &&
+  constexpr std::size_t kWords = 10;
+  static_assert(sizeof(reflect::Transformd) == kWords * sizeof(std::uint64_t),
+                "a transform is ten doubles, with no padding to compare");
+  const auto* x = reinterpret_cast<const unsigned char*>(&saved.transform);
+  const auto* y = reinterpret_cast<const unsigned char*>(&now.transform);
+  std::uint64_t differ = 0;
+  for (std::size_t k = 0; k < kWords; ++k) {
+    std::uint64_t a, b;
+    std::memcpy(&a, x + 8 * k, 8);
+    std::memcpy(&b, y + 8 * k, 8);
+    differ |= a ^ b;
+  }
+  return differ == 0 && saved.owner == now.owner && saved.attach_parent == now.attach_parent &&
          saved.attach_socket == now.attach_socket.view();
 }
 
@@ -1349,7 +1360,10 @@ class World::Applier {
                  const std::vector<Name>& levels, Guid* last) {
     const Guid subject = c.payload.subject(i);
     const Name saved = SavedClass(c.payload.tables(), c.payload.layout(i));
-    const ActorSection a = ActorOf(section);
+    // Read into one kept for the purpose: ReadCheckedActor sets every field, and a section made
+    // afresh for each actor cost as much again in setting its defaults.
+    ReadCheckedActor(section, &taken_);
+    const ActorSection& a = taken_;
     // The actor's level among those loaded: most are in the persistent level, the first (none
     // when no level is loaded); others are found by their text (no name is made for them).
     const auto level_at =
@@ -1553,6 +1567,8 @@ class World::Applier {
   std::vector<Pending> pending_components_;
   std::vector<Guid> remove_;
   std::vector<std::pair<Guid, Placement>> placements_;
+  // The section of the actor record TakeActor reads.
+  ActorSection taken_;
   // Objects(): made from targets_, whose first found_targets_ are the finds' (those DropRemoved
   // kept; `dropped_` the subjects of those it dropped) and the rest the spawns' and the
   // components' of spawned actors.
