@@ -581,35 +581,8 @@ bool Scene::FindActor(Guid id, world::ActorView* out) {
 
 Actor* Scene::FindActor(Guid id) const { return world_ ? world_->Find(id) : nullptr; }
 
-void Scene::FindActors(std::span<const Guid> ids,
-                       const std::function<void(std::size_t, const world::ActorView*)>& found) {
-  world::ActorView view;
-  LookUpActors(ids, true, [&](std::size_t k, const Actor* a) {
-    if (a == nullptr) {
-      found(k, nullptr);
-      return;
-    }
-    view = ViewOf(*a);
-    found(k, &view);
-  });
-}
-
-void Scene::PlaceAll(std::span<const std::pair<Guid, world::Placement>> placements) {
-  std::vector<Guid> ids;
-  ids.reserve(placements.size());
-  for (const auto& entry : placements) ids.push_back(entry.first);
-  LookUpActors(ids, false, [&](std::size_t k, Actor* a) {
-    if (a == nullptr) return;
-    const world::Placement& placement = placements[k].second;
-    a->transform = placement.transform;
-    a->owner_id = placement.owner;
-    a->attach_parent = placement.attach_parent;
-    a->attach_socket = placement.attach_socket;
-  });
-}
-
-void Scene::LookUpActors(std::span<const Guid> ids, bool components,
-                         const std::function<void(std::size_t, Actor*)>& each) {
+template <typename Each>
+void Scene::LookUpActors(std::span<const Guid> ids, bool components, Each&& each) {
   if (!world_) {
     for (std::size_t k = 0; k < ids.size(); ++k) each(k, nullptr);
     return;
@@ -687,6 +660,33 @@ void Scene::LookUpActors(std::span<const Guid> ids, bool components,
     }
     each(k, ring[k % kRing]);
   }
+}
+
+void Scene::FindActors(std::span<const Guid> ids,
+                       const std::function<void(std::size_t, const world::ActorView*)>& found) {
+  world::ActorView view;
+  LookUpActors(ids, true, [&](std::size_t k, const Actor* a) {
+    if (a == nullptr) {
+      found(k, nullptr);
+      return;
+    }
+    view = ViewOf(*a);
+    found(k, &view);
+  });
+}
+
+void Scene::PlaceAll(std::span<const std::pair<Guid, world::Placement>> placements) {
+  std::vector<Guid> ids;
+  ids.reserve(placements.size());
+  for (const auto& entry : placements) ids.push_back(entry.first);
+  LookUpActors(ids, false, [&](std::size_t k, Actor* a) {
+    if (a == nullptr) return;
+    const world::Placement& placement = placements[k].second;
+    a->transform = placement.transform;
+    a->owner_id = placement.owner;
+    a->attach_parent = placement.attach_parent;
+    a->attach_socket = placement.attach_socket;
+  });
 }
 
 void Scene::ForEachActor(const std::function<void(Actor&)>& fn) const {

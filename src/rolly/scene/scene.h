@@ -224,8 +224,10 @@ class Scene : public world::Host {
   // The actor with each of `ids`, in order: `each(k, actor)` with the actor with ids[k], or null
   // when the world has none (FindActors' and PlaceAll's look-ups). With `components`, the
   // components of the actors a few ahead are asked into cache too, for a caller that lists them.
-  void LookUpActors(std::span<const Guid> ids, bool components,
-                    const std::function<void(std::size_t k, Actor* actor)>& each);
+  // A template (defined and used in scene.cc only): `each` runs for every actor of a load, and
+  // through a std::function it cost a call more each time.
+  template <typename Each>
+  void LookUpActors(std::span<const Guid> ids, bool components, Each&& each);
   Status OpenMapImpl(std::string_view map, bool fresh_game);
   Result<std::string> ReadMapText(std::string_view map) const;
   // A new actor's ID (SetIdSource).
