@@ -1039,26 +1039,13 @@ class World::Applier {
     }
     // The components of actors that came back exist now.
     for (const Pending& p : pending_components_) FindComponent(p);
-    // First pass: the spawned actors' values; they finish spawning; then everything else.
-    for (const Target& t : targets_) {
-      if (t.first_pass) ApplyOne(t);
-    }
+    // First pass: the spawned actors' values (their targets, and only theirs, come after the
+    // finds'); they finish spawning; then everything else.
+    ApplyPass(found_targets_, true);
     for (Spawn& s : spawns_) {
       if (s.spawned || Objects().Contains(s.id)) host_.FinishSpawn(s.id);
     }
-    for (std::size_t k = 0; k < targets_.size(); ++k) {
-      if (k + 8 < targets_.size()) {
-        // For the target 8 ahead: the lines its saved fields sit in, and its record's first
-        // bytes.
-        const Target& ahead = targets_[k + 8];
-        const char* object = static_cast<const char*>(ahead.object.ptr);
-        __builtin_prefetch(object);
-        for (std::uint32_t at : ahead.object.cls->Plan().reach) __builtin_prefetch(object + at, 1);
-        ahead.chunk->payload.Prefetch(ahead.record);
-      }
-      const Target& t = targets_[k];
-      if (!t.first_pass) ApplyOne(t);
-    }
+    ApplyPass(0, false);
     host_.PlaceAll(placements_);
     for (auto& [chunk, apply] : appliers_) apply.applier->RunLoadedHooks();
     return OkStatus();
@@ -1526,6 +1513,22 @@ class World::Applier {
     std::vector<Object> by_record_;
     bool made_ = false;
   };
+
+  // Applies the targets from `from` on whose first_pass is `first`, each with the lines its
+  // saved fields sit in, and its record's first bytes, asked into cache 8 targets ahead.
+  void ApplyPass(std::size_t from, bool first) {
+    for (std::size_t k = from; k < targets_.size(); ++k) {
+      if (k + 8 < targets_.size()) {
+        const Target& ahead = targets_[k + 8];
+        const char* object = static_cast<const char*>(ahead.object.ptr);
+        __builtin_prefetch(object);
+        for (std::uint32_t at : ahead.object.cls->Plan().reach) __builtin_prefetch(object + at, 1);
+        ahead.chunk->payload.Prefetch(ahead.record);
+      }
+      const Target& t = targets_[k];
+      if (t.first_pass == first) ApplyOne(t);
+    }
+  }
 
   record::Applier& ApplierFor(const LoadedGame::Chunk* c) {
     // Targets come in runs of one chunk: the last one asked for is kept.
