@@ -715,7 +715,7 @@ const std::vector<LocalPlayer>& Scene::players() const {
 
 Result<Actor*> Scene::MakeActor(World& world, const ClassInfo& cls, Guid id, Name level,
                                 const reflect::Transformd& transform, bool spawned) {
-  const ClassInfo* actor_class = registry_.FindClass<Actor>();
+  const ClassInfo* actor_class = actor_class_;
   if (actor_class == nullptr || !cls.IsA(*actor_class) || !cls.can_create())
     return InvalidInputError("class " + cls.name().str() +
                              " is not an actor class the scene can make");
@@ -917,7 +917,7 @@ Status Scene::BuildLevelActors(World& world, Name level, bool resolve_references
     a->attach_parent = spec.attach_parent;
     a->attach_socket = spec.attach_socket;
     if (!spec.values.is_null()) {
-      void* object = const_cast<void*>(ObjectOf(*registry_.FindClass<Actor>(), a).ptr);
+      void* object = const_cast<void*>(ObjectOf(*actor_class_, a).ptr);
       ROLLY_RETURN_IF_ERROR(
           scene_internal::SetFields(registry_, *spec.cls, object, spec.values, where, &refs));
     }
