@@ -1530,9 +1530,11 @@ class World::Applier {
     }
   }
 
-  record::Applier& ApplierFor(const LoadedGame::Chunk* c) {
-    // Targets come in runs of one chunk: the last one asked for is kept.
-    if (c == last_chunk_) return *last_applier_;
+  // Targets come in runs of one chunk: the last one asked for is kept, and asked for inline.
+  [[gnu::always_inline]] record::Applier& ApplierFor(const LoadedGame::Chunk* c) {
+    return c == last_chunk_ ? *last_applier_ : NewApplierFor(c);
+  }
+  record::Applier& NewApplierFor(const LoadedGame::Chunk* c) {
     auto& slot = appliers_[c];
     if (!slot.applier) {
       slot.links = std::make_unique<ChunkLinks>(*this, *c);
@@ -1547,14 +1549,17 @@ class World::Applier {
     // Read in place from the kept bytes.
     Status s = ApplierFor(t.chunk).Apply(t.record, *t.object.cls, t.object.ptr, &report_->messages);
     if (!s.ok()) {
-      const record::CheckedPayload& records = t.chunk->payload;
-      Message("record of " +
-              Describe(SavedClass(records.tables(), records.layout(t.record)),
-                       records.subject(t.record)) +
-              " was not applied: " + std::string(s.message()));
+      NotApplied(t, s);
       return;
     }
     ++report_->applied;
+  }
+  [[gnu::cold, gnu::noinline]] void NotApplied(const Target& t, const Status& s) {
+    const record::CheckedPayload& records = t.chunk->payload;
+    Message("record of " +
+            Describe(SavedClass(records.tables(), records.layout(t.record)),
+                     records.subject(t.record)) +
+            " was not applied: " + std::string(s.message()));
   }
 
   World& world_;
