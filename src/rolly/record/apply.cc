@@ -579,6 +579,89 @@ void Applier::ReadExtra(const reflect::ClassInfo& cls, void* object, ByteView by
   }
 }
 
+// Inlined into both Applys (a load runs it for every record): what most records take stays in
+// line, the refusals and the owned objects' entries out of it.
+[[gnu::always_inline]] inline Status Applier::ApplyParts(const Parts& record,
+                                                         const reflect::ClassInfo& cls,
+                                                         void* object,
+                                                         std::vector<std::string>* messages) {
+  if (!IsKnownObjectKind(record.kind) || record.layout >= tables_.layouts().size() ||
+      !(record.sections.has & 1)) {
+    return Refusal(record, cls);
+  }
+  const Name saved_class = tables_.names()[tables_.layouts()[record.layout].name];
+  if (saved_class != cls.name() && registry_.FindClass(saved_class) != &cls) {
+    return Refusal(record, cls);
+  }
+  entries_.clear();
+  targets_.clear();
+  if (record.sections.has & 2) ROLLY_RETURN_IF_ERROR(ReadEntries(record.sections.owned));
+  messages_ = messages;
+  ByteReader in(record.sections.prop);
+  Status status = ReadFields(in, record.layout, cls, object, 1, nullptr, false);
+  if (status.ok() && !entries_.empty()) status = ApplyEntries();
+  if (status.ok() && (record.sections.has & 4)) ReadExtra(cls, object, record.sections.extra);
+  messages_ = nullptr;
+  if (!status.ok()) return status;
+  // Only objects whose class has an OnLoaded hook are kept for RunLoadedHooks.
+  for (auto it = targets_.rbegin(); it != targets_.rend(); ++it) {
+    if (it->cls != nullptr && it->cls->Plan().loaded) loaded_.push_back(*it);
+  }
+  if (cls.Plan().loaded) loaded_.push_back({&cls, object});
+  return OkStatus();
+}
+
+Status Applier::Refusal(const Parts& record, const reflect::ClassInfo& cls) const {
+  if (!IsKnownObjectKind(record.kind)) {
+    return InvalidInputError("record of kind " + std::to_string(record.kind) +
+                             " is not an object record this version applies");
+  }
+  if (record.layout >= tables_.layouts().size()) return InvalidInputError("record of other tables");
+  const Name saved_class = tables_.names()[tables_.layouts()[record.layout].name];
+  if (saved_class != cls.name() && registry_.FindClass(saved_class) != &cls) {
+    return InvalidInputError("a record of class " + saved_class.str() +
+                             " cannot apply to an object of class " + cls.name().str());
+  }
+  return InvalidInputError("a record without PROP");
+}
+
+Status Applier::ReadEntries(ByteView owned) {
+  ByteReader in(owned);
+  std::uint64_t count = 0;
+  if (!in.Varint(&count)) return Truncated();
+  for (std::uint64_t i = 0; i < count; ++i) {
+    Entry e;
+    std::uint64_t layout = 0;
+    if (!in.VarintAtMost(tables_.layouts().size() - 1, &layout) ||
+        !in.LengthPrefixed(in.remaining(), &e.prop) ||
+        !in.LengthPrefixed(in.remaining(), &e.extra)) {
+      return Truncated();
+    }
+    e.layout = static_cast<std::uint32_t>(layout);
+    entries_.push_back(e);
+  }
+  return OkStatus();
+}
+
+Status Applier::ApplyEntries() {
+  // Owned objects in INLN order: each entry applies to the object its owned value made or found.
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    if (i >= targets_.size()) return Truncated();
+    const Entry& e = entries_[i];
+    ByteReader fields(e.prop);
+    reflect::ObjectRef target = targets_[i];
+    if (target.cls == nullptr) {
+      ROLLY_RETURN_IF_ERROR(SkipFields(fields, tables_.layouts()[e.layout].fields));
+      continue;
+    }
+    Path here{nullptr, target.cls->name()};
+    void* live = const_cast<void*>(target.object);
+    ROLLY_RETURN_IF_ERROR(ReadFields(fields, e.layout, *target.cls, live, 1, &here, false));
+    if (!e.extra.empty()) ReadExtra(*target.cls, live, e.extra);
+  }
+  return OkStatus();
+}
+
 Status Applier::Apply(const Record& record, const reflect::ClassInfo& cls, void* object,
                       std::vector<std::string>* messages) {
   Parts parts;
@@ -604,71 +687,6 @@ Status Applier::Apply(std::size_t index, const reflect::ClassInfo& cls, void* ob
   const Parts parts{checked_->kind(index), checked_->layout(index),
                     checked_->PartsToApply(index)};
   return ApplyParts(parts, cls, object, messages);
-}
-
-Status Applier::ApplyParts(const Parts& record, const reflect::ClassInfo& cls, void* object,
-                           std::vector<std::string>* messages) {
-  if (!IsKnownObjectKind(record.kind)) {
-    return InvalidInputError("record of kind " + std::to_string(record.kind) +
-                             " is not an object record this version applies");
-  }
-  if (record.layout >= tables_.layouts().size()) return InvalidInputError("record of other tables");
-  Name saved_class = tables_.names()[tables_.layouts()[record.layout].name];
-  if (saved_class != cls.name() && registry_.FindClass(saved_class) != &cls) {
-    return InvalidInputError("a record of class " + saved_class.str() +
-                             " cannot apply to an object of class " + cls.name().str());
-  }
-  if (!(record.sections.has & 1)) return InvalidInputError("a record without PROP");
-  entries_.clear();
-  targets_.clear();
-  if (record.sections.has & 2) {
-    ByteReader in(record.sections.owned);
-    std::uint64_t count = 0;
-    if (!in.Varint(&count)) return Truncated();
-    for (std::uint64_t i = 0; i < count; ++i) {
-      Entry e;
-      std::uint64_t layout = 0;
-      if (!in.VarintAtMost(tables_.layouts().size() - 1, &layout) ||
-          !in.LengthPrefixed(in.remaining(), &e.prop) ||
-          !in.LengthPrefixed(in.remaining(), &e.extra)) {
-        return Truncated();
-      }
-      e.layout = static_cast<std::uint32_t>(layout);
-      entries_.push_back(e);
-    }
-  }
-  messages_ = messages;
-  ByteReader in(record.sections.prop);
-  Status status = ReadFields(in, record.layout, cls, object, 1, nullptr, false);
-  // Owned objects in INLN order: each entry applies to the object its owned value made or found.
-  for (std::size_t i = 0; status.ok() && i < entries_.size(); ++i) {
-    if (i >= targets_.size()) {
-      status = Truncated();
-      break;
-    }
-    const Entry& e = entries_[i];
-    ByteReader fields(e.prop);
-    reflect::ObjectRef target = targets_[i];
-    if (target.cls == nullptr) {
-      status = SkipFields(fields, tables_.layouts()[e.layout].fields);
-      continue;
-    }
-    Path here{nullptr, target.cls->name()};
-    void* live = const_cast<void*>(target.object);
-    status = ReadFields(fields, e.layout, *target.cls, live, 1, &here, false);
-    if (status.ok() && !e.extra.empty()) ReadExtra(*target.cls, live, e.extra);
-  }
-  if (status.ok()) {
-    if (record.sections.has & 4) ReadExtra(cls, object, record.sections.extra);
-  }
-  messages_ = nullptr;
-  if (!status.ok()) return status;
-  // Only objects whose class has an OnLoaded hook are kept for RunLoadedHooks.
-  for (auto it = targets_.rbegin(); it != targets_.rend(); ++it) {
-    if (it->cls != nullptr && it->cls->Plan().loaded) loaded_.push_back(*it);
-  }
-  if (cls.Plan().loaded) loaded_.push_back({&cls, object});
-  return OkStatus();
 }
 
 void Applier::RunLoadedHooks() {

@@ -109,6 +109,12 @@ class Applier {
   };
   Status ApplyParts(const Parts& record, const reflect::ClassInfo& cls, void* object,
                     std::vector<std::string>* messages);
+  // Why ApplyParts refuses `record` (it refuses before applying anything).
+  [[gnu::cold]] Status Refusal(const Parts& record, const reflect::ClassInfo& cls) const;
+  // The INLN entries of the record being applied, into entries_; then each applied to the object
+  // its owned value made or found (targets_).
+  Status ReadEntries(ByteView owned);
+  Status ApplyEntries();
 
   // The chain of field names down to a value, for messages (no allocation unless one is made).
   struct Path {
