@@ -75,8 +75,8 @@ using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using ::testing::IsSupersetOf;
 using ::testing::Not;
+using ::testing::UnorderedElementsAreArray;
 
 // --- Classes of the tests' own (registered next to the sample game's) -------------------------
 
@@ -1402,10 +1402,10 @@ TEST_F(SaveLoadTest, AHostAnsweringFindActorsOutOfOrderCostsOnlyThoseActors) {
   EXPECT_GE(out.report.kept, 1u);
 }
 
-// A load places the actors it spawned again and those whose saved placement is not the one the
-// host's view reports, and no others: most placed actors never move, and each placement costs the
-// host a look-up. A transform that differs only in a zero's sign is placed too, so the loaded
-// world holds the saved bits.
+// A load places the actors it spawned again, the players' pawns, and the actors whose saved
+// placement is not the one the host's view reports, and no others: most placed actors never move,
+// and each placement costs the host a look-up. Each part of a placement counts: every word of the
+// transform bit for bit (a zero's sign too), the owner, the attachment and the socket alone.
 TEST_F(SaveLoadTest, ALoadPlacesOnlyTheActorsNotWhereTheSaveHasThem) {
   class PlacingScene : public Scene {
    public:
@@ -1416,39 +1416,61 @@ TEST_F(SaveLoadTest, ALoadPlacesOnlyTheActorsNotWhereTheSaveHasThem) {
     }
     std::vector<Guid> placed;
   };
+  // Two crates more on the small map: one never moves, one is attached at a socket.
+  constexpr const char* kStillId = "00000000-0000-4000-8000-00000000b001";
+  constexpr const char* kHungId = "00000000-0000-4000-8000-00000000b002";
+  const std::string map =
+      Replace(SmallMap(), "\"actors\": [",
+              std::string("\"actors\": [{\"class\": \"Crate\", \"id\": \"") + kStillId +
+                  "\"}, {\"class\": \"Crate\", \"id\": \"" + kHungId + "\"},");
   auto a = NewGame();
+  a->scene.AddMap(kSmallMap, map);
   ASSERT_OK(a->scene.Start(kSmallMap));
   a->scene.FindActor(G(kDoorId))->transform.translation.x = 5;
   a->scene.FindActor(G(kChestId))->transform.translation.y = -0.0;  // the map's is +0
+  a->scene.FindActor(G(kStatueId))->transform.scale.z = 2;
+  a->scene.FindActor(G(kHeroId))->transform.rotation = {0, 0, 0.6, 0.8};
+  ASSERT_OK(a->scene.Attach(G(kHungId), G(kDoorId), Name("Hook")));
   ASSERT_OK_AND_ASSIGN(Pickup * pickup, a->scene.SpawnActor<Pickup>());
   const Guid pickup_id = pickup->id;
   ASSERT_OK(SaveNow(*a, "p"));
   ASSERT_OK_AND_ASSIGN(auto saved, Capture(*a));
 
-  for (MapChoice map : {MapChoice::kOpenSavedMap, MapChoice::kKeepCurrentMap}) {
-    SCOPED_TRACE(map == MapChoice::kOpenSavedMap ? "the saved map opened" : "the map kept");
+  for (MapChoice choice : {MapChoice::kOpenSavedMap, MapChoice::kKeepCurrentMap}) {
+    const bool kept = choice == MapChoice::kKeepCurrentMap;
+    SCOPED_TRACE(kept ? "the map kept" : "the saved map opened");
     PlacingScene scene(*registry_);
     store::Store store(backend_, workers_, mailbox_);
     game::SaveSystem saves(store, scene, *registry_, mailbox_, workers_);
-    scene.AddMap(kSmallMap, SmallMap());
+    scene.AddMap(kSmallMap, map);
     ASSERT_OK(scene.Start(kSmallMap));
-    std::vector<Guid> want = {G(kDoorId), G(kChestId), pickup_id};
-    if (map == MapChoice::kKeepCurrentMap) {
-      // Moved since the save, in the world kept: it goes back.
-      scene.FindActor(G(kHeroId))->owner_id = G(kDoorId);
-      want.push_back(G(kHeroId));
+    ASSERT_EQ(scene.players().size(), 1u);
+    std::vector<Guid> want = {G(kChestId), G(kStatueId), G(kHeroId), G(kHungId), pickup_id};
+    std::vector<Guid> unplaced = {G(kStillId)};
+    if (kept) {
+      // In the world kept: the door is where the save has it already, the crate hangs at
+      // another socket of the same door, and the still crate has an owner since.
+      scene.FindActor(G(kDoorId))->transform.translation.x = 5;
+      ASSERT_OK(scene.Attach(G(kHungId), G(kDoorId), Name("Hinge")));
+      scene.FindActor(G(kStillId))->owner_id = G(kDoorId);
+      want.push_back(G(kStillId));
+      unplaced = {G(kDoorId)};
+    } else {
+      want.push_back(G(kDoorId));
     }
-    ASSERT_OK(LoadNow(saves, "p", map).status());
-    // And the player's pawn, which takes its saved transform whatever it is.
-    EXPECT_EQ(scene.placed.size(), want.size() + 1);
-    EXPECT_THAT(scene.placed, IsSupersetOf(want));
-    EXPECT_THAT(scene.placed, Not(Contains(G(kStatueId))));
-    if (map == MapChoice::kOpenSavedMap) {
-      EXPECT_THAT(scene.placed, Not(Contains(G(kHeroId))));
-    }
-    EXPECT_TRUE(std::signbit(scene.FindActor(G(kChestId))->transform.translation.y));
+    ASSERT_OK(LoadNow(saves, "p", choice).status());
+    // And the player's pawn, which takes its saved transform wherever it is.
+    want.push_back(scene.players().front().pawn->id);
+    EXPECT_THAT(scene.placed, UnorderedElementsAreArray(want));
+    for (Guid id : unplaced) EXPECT_THAT(scene.placed, Not(Contains(id)));
+
     EXPECT_EQ(scene.FindActor(G(kDoorId))->transform.translation.x, 5);
-    EXPECT_TRUE(scene.FindActor(G(kHeroId))->owner_id.is_none());
+    EXPECT_TRUE(std::signbit(scene.FindActor(G(kChestId))->transform.translation.y));
+    EXPECT_EQ(scene.FindActor(G(kStatueId))->transform.scale.z, 2);
+    EXPECT_EQ(scene.FindActor(G(kHeroId))->transform.rotation.w, 0.8);
+    EXPECT_EQ(scene.FindActor(G(kHungId))->attach_parent, G(kDoorId));
+    EXPECT_EQ(scene.FindActor(G(kHungId))->attach_socket, Name("Hook"));
+    EXPECT_TRUE(scene.FindActor(G(kStillId))->owner_id.is_none());
     ASSERT_OK_AND_ASSIGN(auto loaded, world::CaptureForCompare(saves.world()));
     EXPECT_SAME_WORLD(saved, loaded);
   }

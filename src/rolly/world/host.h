@@ -140,7 +140,9 @@ class Host {
   // Each local player, with its pawn's actor ID when it has a pawn (a load finds the pawn by it;
   // a host that leaves it none makes the load visit every actor to find the pawn).
   virtual void ListPlayers(std::vector<PlayerView>* out) = 0;
-  // The actor with `id`, if the world has it; false otherwise.
+  // The actor with `id`, if the world has it; false otherwise. `out` is filled as VisitActors
+  // fills a view, with the actor's placement (transform, owner, attachment) as it is now: a load
+  // does not place again an actor whose view shows it where the save has it (PlaceAll).
   virtual bool FindActor(Guid id, ActorView* out) = 0;
   // FindActor for many IDs in one call: calls `found(k, view)` once for each k of `ids`, in
   // order, with the actor with ids[k] (the view lives for the call only; keep what is needed of
@@ -174,11 +176,13 @@ class Host {
   }
   // Sets the transform, owner and attachment of the actor with `id` (a no-op when there is none).
   virtual void Place(Guid id, const Placement& placement) = 0;
-  // Place for each of `placements`, in order. A load places this way, in the order it found them,
-  // every actor it spawned again and every other actor it set values on whose saved placement
+  // Place for each of `placements`, in order. A load places this way, in one call, every actor it
+  // spawned again, each local player's pawn, and every other actor it found whose saved placement
   // is not the one its view (FindActors') reported: a transform other bit for bit, or another
-  // owner, attachment or socket. So a host whose look-ups wait on memory may overlap them as
-  // FindActors does. The default calls Place for each.
+  // owner, attachment or socket. An actor found where the save has it is not placed, so what the
+  // load's own calls do to its placement afterwards (a setter, an end or begin play) stays. The
+  // found actors come first, in the order found, so a host whose look-ups wait on memory may
+  // overlap them as FindActors does. The default calls Place for each.
   virtual void PlaceAll(std::span<const std::pair<Guid, Placement>> placements) {
     for (const auto& [id, placement] : placements) Place(id, placement);
   }

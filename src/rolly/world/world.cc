@@ -1514,8 +1514,8 @@ class World::Applier {
     bool made_ = false;
   };
 
-  // Applies the targets from `from` on whose first_pass is `first`, each with the lines its
-  // saved fields sit in, and its record's first bytes, asked into cache 8 targets ahead.
+  // Applies each target from `from` on whose first_pass equals `first`, with the lines of the
+  // target 8 ahead that its saved fields sit in, and its record's first bytes, asked into cache.
   void ApplyPass(std::size_t from, bool first) {
     for (std::size_t k = from; k < targets_.size(); ++k) {
       if (k + 8 < targets_.size()) {
