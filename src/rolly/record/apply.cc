@@ -173,6 +173,14 @@ bool ReadInteger(ByteReader& in, void* v) {
 
 Status Truncated() { return DamagedError("a checked record did not read back"); }
 
+// Whether a record of `layout` applies to an object of `cls`: its saved class is `cls`, or names
+// it through the class redirects. (Asked by ApplyParts, and again by its refusal to say why.)
+bool SavedClassIs(const ChunkTables& tables, const reflect::TypeRegistry& registry,
+                  std::uint32_t layout, const reflect::ClassInfo& cls) {
+  const Name saved = tables.names()[tables.layouts()[layout].name];
+  return saved == cls.name() || registry.FindClass(saved) == &cls;
+}
+
 }  // namespace
 
 std::string Applier::PathText(const Path* path) {
@@ -589,10 +597,7 @@ void Applier::ReadExtra(const reflect::ClassInfo& cls, void* object, ByteView by
       !(record.sections.has & 1)) {
     return Refusal(record, cls);
   }
-  const Name saved_class = tables_.names()[tables_.layouts()[record.layout].name];
-  if (saved_class != cls.name() && registry_.FindClass(saved_class) != &cls) {
-    return Refusal(record, cls);
-  }
+  if (!SavedClassIs(tables_, registry_, record.layout, cls)) return Refusal(record, cls);
   entries_.clear();
   targets_.clear();
   if (record.sections.has & 2) ROLLY_RETURN_IF_ERROR(ReadEntries(record.sections.owned));
@@ -617,9 +622,9 @@ Status Applier::Refusal(const Parts& record, const reflect::ClassInfo& cls) cons
                              " is not an object record this version applies");
   }
   if (record.layout >= tables_.layouts().size()) return InvalidInputError("record of other tables");
-  const Name saved_class = tables_.names()[tables_.layouts()[record.layout].name];
-  if (saved_class != cls.name() && registry_.FindClass(saved_class) != &cls) {
-    return InvalidInputError("a record of class " + saved_class.str() +
+  if (!SavedClassIs(tables_, registry_, record.layout, cls)) {
+    return InvalidInputError("a record of class " +
+                             tables_.names()[tables_.layouts()[record.layout].name].str() +
                              " cannot apply to an object of class " + cls.name().str());
   }
   return InvalidInputError("a record without PROP");
