@@ -124,7 +124,7 @@ void SaveSystem::Save(std::string_view slot, const SaveOptions& options, SaveCal
     return;
   }
   const Clock::time_point started = Clock::now();
-  std::unique_ptr<world::WorldCapture> capture = world_->BeginCapture();
+  std::unique_ptr<world::WorldCapture> capture = world_->BeginCapture(PostTo(workers_));
   Status captured = capture->Run();
   Result<world::CapturedWorld> detached =
       captured.ok() ? capture->Detach() : Result<world::CapturedWorld>(captured);

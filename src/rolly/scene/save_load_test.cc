@@ -148,12 +148,16 @@ class WatchedCrate : public Crate {
 // A crate that counts its hooks (level memory runs pre-save hooks, never OnSaved).
 class HookedCrate : public Crate {
  public:
-  void PreSave() { ++pre_saves; }
+  void PreSave() {
+    ++pre_saves;
+    pre_save_thread = std::this_thread::get_id();
+  }
   void Saved() {
     NoteSaved(this, &saved);
     if (on_saved) on_saved();
   }
   int pre_saves = 0;
+  std::thread::id pre_save_thread;
   int saved = 0;
   std::function<void()> on_saved;
 };
@@ -2148,6 +2152,214 @@ TEST_F(SaveLoadTest, ACaptureTakenStepByStepMakesWhatRunMakes) {
     EXPECT_EQ(got[i].payload, want[i].payload) << "chunk " << i;
   }
   cap->Forget();
+}
+
+// --- A capture with a helper (World::BeginCapture's second thread) ------------------------------
+
+// What one capture made, and how many steps its Run took to be done.
+struct Captured {
+  std::vector<world::WorldChunk> chunks;
+  std::size_t total = 0;
+  std::size_t steps = 0;
+};
+
+// Captures `g`'s world (begun with `helper`) one step at a time, as Run takes it.
+Result<Captured> CaptureWith(Game& g, const record::CheckedPayload::Post& helper) {
+  std::unique_ptr<world::WorldCapture> cap = g.saves.world().BeginCapture(helper);
+  Captured out;
+  out.total = cap->total();
+  while (!cap->done()) {
+    const Status step = cap->Step();
+    if (!step.ok()) {
+      cap->Forget();
+      return step;
+    }
+    ++out.steps;
+  }
+  Result<std::vector<world::WorldChunk>> chunks = cap->Finish();
+  cap->Forget();
+  if (!chunks.ok()) return chunks.status();
+  out.chunks = std::move(chunks).value();
+  return out;
+}
+
+void ExpectSameChunks(const std::vector<world::WorldChunk>& got,
+                      const std::vector<world::WorldChunk>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].id, want[i].id);
+    EXPECT_EQ(got[i].key, want[i].key);
+    EXPECT_EQ(got[i].payload, want[i].payload) << "chunk " << i;
+  }
+}
+
+// Tasks posted to it wait until Run: the helper never starts before the listing ends.
+struct LatePost {
+  record::CheckedPayload::Post Post() {
+    return [this](std::function<void()> task) { tasks.push_back(std::move(task)); };
+  }
+  void Run() {
+    for (auto& task : tasks) task();
+    tasks.clear();
+  }
+  std::vector<std::function<void()>> tasks;
+};
+
+// Each task posted runs on a thread of its own, started before the post returns.
+struct ThreadPost {
+  record::CheckedPayload::Post Post() {
+    return [this](std::function<void()> task) {
+      std::promise<void> started;
+      std::future<void> running = started.get_future();
+      threads.emplace_back([&started, task = std::move(task)] {
+        started.set_value();
+        task();
+      });
+      running.wait();
+    };
+  }
+  ~ThreadPost() {
+    for (std::thread& t : threads) t.join();
+  }
+  std::vector<std::thread> threads;
+};
+
+// A capture begun with a helper makes the chunks one without makes, on a played sample world, with
+// the helper on a thread of its own, on the save system's pool, or never starting before the
+// listing ends (the game thread copies then). The world chunk's subjects it copied are passed in
+// one step; the globals (a chunk not copied: the quest log owns its quests), the tombstones and
+// the players are captured by the steps. The first capture of a World knows no size to reserve
+// and is helped only while the room it starts with lasts; the next are helped throughout.
+TEST_F(SaveLoadTest, ACaptureWithAHelperMakesWhatOneWithoutMakes) {
+  auto a = PlayedGame(60);
+  ASSERT_OK_AND_ASSIGN(const Captured first, CaptureWith(*a, ThreadPost().Post()));
+  // Helped while the room it starts with (64 subjects, some taken by the globals) lasted.
+  EXPECT_LT(first.steps, first.total);
+  EXPECT_GT(first.steps, first.total - 64);
+  ASSERT_OK_AND_ASSIGN(const Captured want, CaptureWith(*a, {}));
+  EXPECT_EQ(want.steps, want.total);
+  ExpectSameChunks(first.chunks, want.chunks);
+  {
+    ThreadPost threads;
+    ASSERT_OK_AND_ASSIGN(const Captured got, CaptureWith(*a, threads.Post()));
+    ExpectSameChunks(got.chunks, want.chunks);
+    EXPECT_LT(got.steps, 80u) << "of " << got.total;
+  }
+  {
+    ASSERT_OK_AND_ASSIGN(const Captured got,
+                         CaptureWith(*a, [this](std::function<void()> task) {
+                           workers_.Post(std::move(task));
+                         }));
+    ExpectSameChunks(got.chunks, want.chunks);
+    EXPECT_LT(got.steps, 80u);
+  }
+  LatePost late;
+  ASSERT_OK_AND_ASSIGN(const Captured got, CaptureWith(*a, late.Post()));
+  ExpectSameChunks(got.chunks, want.chunks);
+  EXPECT_LT(got.steps, 80u) << "copied by the game thread as it ended the listing";
+  ASSERT_EQ(late.tasks.size(), 1u);
+  late.Run();  // finds the work taken: copies nothing, touches nothing
+
+  // And the world round-trips through a save made so (SaveSystem::Save begins with a helper).
+  ASSERT_OK(SaveNow(*a, "h"));
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kMap));
+  ASSERT_OK(LoadNow(*b, "h"));
+  AddBackpacks(b->scene, Backpacks(a->scene));
+  ASSERT_OK_AND_ASSIGN(auto saved, Capture(*a));
+  ASSERT_OK_AND_ASSIGN(auto loaded, Capture(*b));
+  EXPECT_SAME_WORLD(saved, loaded);
+}
+
+// The helper copies only classes without hooks: at the first actor with an OnPreSave or OnSaved
+// hook it stops, and the steps capture that one (its hook runs once, on the game thread) and the
+// rest. A class that cannot be copied (a hoard owns its coins) makes the world chunk one the steps
+// capture whole: what the helper copied goes, and the next capture does not ask it to copy.
+TEST_F(SaveLoadTest, AHelperStopsAtAClassWithHooksAndGivesUpAChunkNotCopied) {
+  auto a = PlayedGame(30);
+  ASSERT_OK_AND_ASSIGN(HookedCrate * hooked, a->scene.SpawnActor<HookedCrate>());
+  ASSERT_OK_AND_ASSIGN(const Captured warm, CaptureWith(*a, {}));  // sizes the next captures
+  ASSERT_OK_AND_ASSIGN(const Captured want, CaptureWith(*a, {}));
+  ASSERT_EQ(hooked->pre_saves, 2);
+  {
+    ThreadPost threads;
+    ASSERT_OK_AND_ASSIGN(const Captured got, CaptureWith(*a, threads.Post()));
+    ExpectSameChunks(got.chunks, want.chunks);
+    EXPECT_EQ(hooked->pre_saves, 3) << "once, by its step";
+    EXPECT_EQ(hooked->pre_save_thread, std::this_thread::get_id());
+    // The hooked crate was spawned last, so the helper copied the actors before it.
+    EXPECT_LT(got.steps, 80u) << "of " << got.total;
+  }
+
+  ASSERT_OK_AND_ASSIGN(Hoard * hoard, a->scene.SpawnActor<Hoard>());
+  hoard->coins.push_back(std::make_unique<Coin>());
+  a->scene.DestroyActor(hooked->id);
+  ASSERT_OK_AND_ASSIGN(const Captured whole, CaptureWith(*a, {}));
+  EXPECT_EQ(whole.steps, whole.total);
+  {
+    // The last capture found the chunk not copied: this one is not helped at all.
+    ThreadPost threads;
+    ASSERT_OK_AND_ASSIGN(const Captured got, CaptureWith(*a, threads.Post()));
+    ExpectSameChunks(got.chunks, whole.chunks);
+    EXPECT_EQ(got.steps, got.total);
+    EXPECT_TRUE(threads.threads.empty()) << "no task posted";
+  }
+  // The hoard gone, the world chunk is copied again; a helper that copied it all while the
+  // listing went on then meets the hoard spawned last, and its copies go.
+  a->scene.DestroyActor(hoard->id);
+  ASSERT_OK_AND_ASSIGN(const Captured plain, CaptureWith(*a, {}));
+  ASSERT_OK_AND_ASSIGN(Hoard * late_hoard, a->scene.SpawnActor<Hoard>());
+  late_hoard->coins.push_back(std::make_unique<Coin>());
+  ASSERT_OK_AND_ASSIGN(const Captured want_late, CaptureWith(*a, {}));
+  a->scene.DestroyActor(late_hoard->id);
+  ASSERT_OK_AND_ASSIGN(const Captured plain_again, CaptureWith(*a, {}));
+  ExpectSameChunks(plain_again.chunks, plain.chunks);
+  ASSERT_OK_AND_ASSIGN(late_hoard, a->scene.SpawnActor<Hoard>());
+  late_hoard->coins.push_back(std::make_unique<Coin>());
+  {
+    ThreadPost threads;
+    ASSERT_OK_AND_ASSIGN(const Captured got, CaptureWith(*a, threads.Post()));
+    EXPECT_EQ(threads.threads.size(), 1u) << "asked: the last capture's chunk was copied";
+    EXPECT_EQ(got.steps, got.total) << "the chunk is captured whole by the steps";
+    ASSERT_EQ(got.chunks.size(), want_late.chunks.size());
+    for (std::size_t i = 0; i < got.chunks.size(); ++i) {
+      if (got.chunks[i].id == world::kWorldChunk) continue;  // the hoard has another ID
+      EXPECT_EQ(got.chunks[i].payload, want_late.chunks[i].payload) << "chunk " << i;
+    }
+  }
+}
+
+// A subject the helper cannot copy (a character's name that is not UTF-8) fails the capture with
+// the status and message it fails with unhelped, at the same subject: the step that comes to it
+// copies it again, and the subjects before it count as captured.
+TEST_F(SaveLoadTest, ASubjectTheHelperCannotCopyFailsTheCaptureAsWithoutAHelper) {
+  auto a = PlayedGame(30);
+  ASSERT_OK_AND_ASSIGN(const Captured warm, CaptureWith(*a, {}));
+  Character* c = nullptr;
+  a->scene.ForEachActor([&](Actor& x) {
+    if (dynamic_cast<Character*>(&x)) c = static_cast<Character*>(&x);  // the last one
+  });
+  ASSERT_NE(c, nullptr);
+  c->name = "bad \xff\xfe name";
+  auto refusal = [&](const record::CheckedPayload::Post& helper, std::size_t* captured) {
+    std::unique_ptr<world::WorldCapture> cap = a->saves.world().BeginCapture(helper);
+    Status run = cap->Run();
+    *captured = cap->captured();
+    EXPECT_EQ(cap->Run(), run) << "asked again";
+    cap->Forget();
+    return run;
+  };
+  std::size_t want_at = 0;
+  const Status want = refusal({}, &want_at);
+  ASSERT_THAT(want, StatusIs(StatusCode::kInvalidData, HasSubstr(c->id.ToString())));
+  ThreadPost threads;
+  std::size_t got_at = 0;
+  EXPECT_EQ(refusal(threads.Post(), &got_at), want);
+  EXPECT_EQ(got_at, want_at);
+  LatePost late;
+  EXPECT_EQ(refusal(late.Post(), &got_at), want);
+  EXPECT_EQ(got_at, want_at);
+  late.Run();
 }
 
 // OnSaved hooks run only once the store reported the save written: not for a capture that refused,

@@ -1,10 +1,12 @@
 #include "rolly/world/world.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cstring>
 #include <string>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 
@@ -212,6 +214,28 @@ struct WorldCapture::Subject {
 // first element of each of its saved vectors (whose address sits in those fields).
 constexpr std::size_t kPrefetchAhead = 8;
 constexpr std::size_t kElementsAhead = 4;
+
+// Capturing waits on the objects' memory, not on work: the saved fields of the object a few
+// subjects ahead are asked into cache (at the offsets ClassPlan::reach says reach each line).
+inline void AskFields(Object ahead) {
+  if (!ahead) return;
+  for (std::uint32_t at : ahead.cls->Plan().reach) {
+    __builtin_prefetch(static_cast<const char*>(ahead.ptr) + at);
+  }
+}
+// A vector's elements sit elsewhere (a chest's inventory): the first of them is asked for once
+// the vector itself is in cache, at the address the vector keeps (ClassPlan::elements), read
+// straight from it. (Asked through the vector's operations, for its size and first and last
+// elements, the calls took longer than the wait they saved on a host whose vectors lie
+// together: docs/performance.md.)
+inline void AskElements(Object ahead) {
+  if (!ahead) return;
+  for (std::uint32_t at : ahead.cls->Plan().elements) {
+    const void* first = nullptr;
+    std::memcpy(&first, static_cast<const char*>(ahead.ptr) + at, sizeof first);
+    if (first != nullptr) __builtin_prefetch(first);
+  }
+}
 // How many entries ahead a pass filling or probing a hash table asks for the slot (each entry
 // takes a few nanoseconds, a slot from memory about a hundred).
 constexpr std::size_t kSlotAhead = 32;
@@ -249,6 +273,103 @@ struct WorldCapture::ChunkState {
   std::vector<Hooked> hooked;
   // Its subjects are copied by the steps, their records written by CapturedWorld::Make.
   bool copied = false;
+  // Their copies (when copied; a chunk's copies are made in its subjects' order).
+  std::unique_ptr<record::ObjectCopies> copies;
+};
+
+// The thread that copies the world chunk's subjects while the game thread lists them
+// (World::BeginCapture with a helper). The game thread lists them into the subjects, whose room it
+// reserved, and publishes how far it got every few subjects; the copier reads each subject's object
+// from there, in order, into the chunk's copies. (Read where they were listed, the subjects cost
+// the game thread nothing to hand over: a line it writes was never read by the other thread, which
+// a ring of items reused would have it wait for.) Whoever starts the work first owns it: the task
+// posted (Run), or the game thread once the listing ends before the task started (Join). The game
+// thread does not leave Gather while the task copies, so the objects hold still for it; the task
+// reads nothing else of the game's (the registry is read-only by then, and the links only name an
+// object by its address).
+class WorldCapture::Helper {
+ public:
+  // Copies subjects from `begin` on, of `subjects` (which must not move while it may copy).
+  Helper(record::Capturer* capturer, record::ObjectCopies* copies, const Subject* subjects,
+         std::size_t begin)
+      : capturer_(capturer), copies_(copies), subjects_(subjects), next_(begin), end_(begin) {}
+
+  // The posted task: copies every subject published, unless the game thread claimed them.
+  void Run() {
+    int waiting = kWaiting;
+    if (!state_.compare_exchange_strong(waiting, kStarted, std::memory_order_acq_rel)) return;
+    Drain();
+    state_.store(kFinished, std::memory_order_release);
+  }
+
+  // Game thread: the subjects before `end` are listed and may be copied. Made known to the
+  // copier every kPublish subjects, so that its reads of the count do not follow each write.
+  void Publish(std::size_t end) {
+    if (end % kPublish == 0) end_.store(end, std::memory_order_release);
+  }
+  // Game thread: whatever was published need not be copied (the chunk turned out not to be
+  // copied); the copier stops copying and lets the rest go.
+  void Abandon() { stop_.store(true, std::memory_order_relaxed); }
+  // Game thread, with every subject before `end` listed and none more to come: waits until the
+  // copier is done with them, or copies them itself when the task has not started.
+  void Join(std::size_t end) {
+    end_.store(end, std::memory_order_release);
+    closed_.store(true, std::memory_order_release);
+    int waiting = kWaiting;
+    if (state_.compare_exchange_strong(waiting, kClaimed, std::memory_order_acq_rel)) {
+      Drain();
+      return;
+    }
+    while (state_.load(std::memory_order_acquire) != kFinished) std::this_thread::yield();
+  }
+  // After Join: the first subject that failed to copy (the step that copies it again finds its
+  // refusal), or none.
+  std::optional<std::size_t> failed() const { return failed_; }
+
+ private:
+  enum : int { kWaiting, kStarted, kClaimed, kFinished };
+  static constexpr std::size_t kPublish = 32;
+
+  // Copies the subjects published until the listing is closed and they are all copied. While it
+  // waits for more (the listing is slower than the copying), the task spins a little, then yields
+  // its core.
+  void Drain() {
+    std::size_t t = next_;
+    int idle = 0;
+    for (;;) {
+      const std::size_t h = end_.load(std::memory_order_acquire);
+      if (t == h) {
+        if (closed_.load(std::memory_order_acquire)) {
+          if (t == end_.load(std::memory_order_acquire)) break;
+          continue;
+        }
+        if (++idle > 64) std::this_thread::yield();
+        continue;
+      }
+      idle = 0;
+      for (; t < h; ++t) {
+        if (t + kPrefetchAhead < h) AskFields(subjects_[t + kPrefetchAhead].object);
+        if (t + kElementsAhead < h) AskElements(subjects_[t + kElementsAhead].object);
+        if (stop_.load(std::memory_order_relaxed)) continue;
+        const Object object = subjects_[t].object;
+        if (!capturer_->Copy(*object.cls, object.ptr, copies_).ok()) {
+          failed_ = t;
+          stop_.store(true, std::memory_order_relaxed);
+        }
+      }
+    }
+  }
+
+  // The copier's (the task's once started, or the game thread's once claimed).
+  record::Capturer* const capturer_;
+  record::ObjectCopies* const copies_;
+  const Subject* const subjects_;
+  const std::size_t next_;
+  std::optional<std::size_t> failed_;
+  alignas(64) std::atomic<std::size_t> end_;
+  std::atomic<bool> closed_{false};
+  std::atomic<bool> stop_{false};
+  std::atomic<int> state_{kWaiting};
 };
 
 namespace {
@@ -389,7 +510,7 @@ WorldCapture::~WorldCapture() {
   std::erase(live_->captures, this);
 }
 
-void WorldCapture::Gather() {
+void WorldCapture::Gather(const record::CheckedPayload::Post& post) {
   Host& host = world_.host();
   // A level's capture (only_level_) takes that level's actors alone, and sizes nothing by a save's.
   const bool whole = only_level_.is_none();
@@ -401,6 +522,7 @@ void WorldCapture::Gather() {
     c->writer = std::make_unique<record::ChunkWriter>(budget_.get());
     c->capturer = std::make_unique<record::Capturer>(c->writer.get(), links_.get());
     c->copied = true;  // until a subject of a class not copied is listed in it
+    c->copies = std::make_unique<record::ObjectCopies>();
     chunks_.push_back(std::move(c));
     return chunks_.size() - 1;
   };
@@ -413,11 +535,23 @@ void WorldCapture::Gather() {
   };
   // The copies' programs, asked for each subject's class as it is listed: a chunk is copied when
   // its subjects are all of plain classes.
-  copies_ = std::make_unique<record::ObjectCopies>();
+  classes_ = std::make_unique<record::ObjectCopies>();
+  // The helper copying the world chunk's subjects as they are listed (none: the steps copy them).
+  std::shared_ptr<Helper> helper;
+  std::size_t wrld = 0;
   // A subject (add), then each of its sections (section(id, append): `append(ByteSink*)` writes
   // the section's bytes, which go into the current block in the record's form).
+  bool handing = false;
   auto add = [&](std::size_t chunk, RecordKind kind, Guid id, Object object, Name name) {
-    if (object && !copies_->CanCopy(*object.cls)) chunks_[chunk]->copied = false;
+    if (object && !classes_->CanCopy(*object.cls)) {
+      chunks_[chunk]->copied = false;
+      if (helper && chunk == wrld) helper->Abandon();  // what it copied goes (below)
+    }
+    // The helper reads the subjects where they are: they may not move while it copies.
+    if (handing && subjects_.size() == subjects_.capacity()) {
+      helper->Join(helped_end_);
+      handing = false;
+    }
     // A subject's sections stay in one block (they are at most a few KiB).
     if (section_blocks_.empty() ||
         section_blocks_.back().capacity() - section_blocks_.back().size() < kSectionRoom) {
@@ -465,11 +599,34 @@ void WorldCapture::Gather() {
 
   // Actors of every level, in the host's order (usually the order they sit in memory, which is
   // fastest to walk), each followed by its components; then tombstones.
-  const std::size_t wrld = add_chunk(kWorldChunk, host.CurrentMap());
+  wrld = add_chunk(kWorldChunk, host.CurrentMap());
+  // Room for a few more than the last capture's (a helper copies only while the room lasts).
+  subjects_.reserve(std::max<std::size_t>(hint.subjects + hint.subjects / 32, 64));
+  // With a helper, each actor and component listed is handed over to be copied, up to the first
+  // that cannot be: a class with hooks (they run on this thread), one not copied, or one listed
+  // once the subjects' reserved room is full.
+  if (post && whole && !hint.world_not_copied) {
+    ChunkState& c = *chunks_[wrld];
+    helped_begin_ = helped_end_ = subjects_.size();
+    helper = std::make_shared<Helper>(c.capturer.get(), c.copies.get(), subjects_.data(),
+                                      helped_begin_);
+    post([helper] { helper->Run(); });
+    handing = true;
+  }
+  auto hand = [&](Object object) {
+    if (!handing) return;
+    const reflect::ClassPlan& plan = object.cls->Plan();
+    if (!chunks_[wrld]->copied || plan.pre_save || plan.saved || plan.extra) {
+      helper->Join(helped_end_);
+      handing = false;
+      return;
+    }
+    helped_end_ = subjects_.size();
+    helper->Publish(helped_end_);
+  };
   std::vector<Name> levels = host.Levels();
   const Name persistent = levels.empty() ? Name() : levels.front();
   if (!whole) levels.assign(1, only_level_);
-  subjects_.reserve(std::max<std::size_t>(hint.subjects, 64));
   // Every actor's ID, to find the placed actors destroyed in play; the players' own pawns, which
   // save with their player (with the transform they have now).
   std::vector<Guid> ids;
@@ -505,6 +662,7 @@ void WorldCapture::Gather() {
     add(wrld, RecordKind::kActor, a.id, a.object, Name());
     const auto actor_index = static_cast<std::uint32_t>(subjects_.size() - 1);
     section(kActorSection, [&](ByteSink* out) { AppendActor(actor, out); });
+    hand(a.object);
     if (components.size() > 1) {
       std::sort(components.begin(), components.end(),
                 [](const ComponentView& x, const ComponentView& y) { return x.name < y.name; });
@@ -515,6 +673,7 @@ void WorldCapture::Gather() {
       subjects_.back().actor = actor_index;
       section(kComponentSection,
               [&](ByteSink* out) { AppendComponent({a.id, c.name.view()}, out); });
+      hand(c.object);
     }
   };
   for (Name level : levels) host.VisitActors(level, visit);
@@ -603,7 +762,22 @@ void WorldCapture::Gather() {
   }
   total_ = subjects_.size();
   copied_ = std::any_of(chunks_.begin(), chunks_.end(), [](const auto& c) { return c->copied; });
-  if (!copied_) copies_.reset();
+  if (helper) {
+    if (handing) helper->Join(helped_end_);
+    ChunkState& c = *chunks_[wrld];
+    if (!c.copied) {
+      // Not a copied chunk after all: its subjects are captured whole by the steps.
+      c.copies = std::make_unique<record::ObjectCopies>();
+      helped_begin_ = helped_end_ = 0;
+    } else if (helper->failed()) {
+      // The step that copies it finds its refusal again.
+      helped_end_ = *helper->failed();
+    }
+  }
+  if (whole) world_.capture_hint_.world_not_copied = !chunks_[wrld]->copied;
+  for (auto& c : chunks_) {
+    if (!c->copied) c->copies.reset();
+  }
 }
 
 Status WorldCapture::Step() {
@@ -613,30 +787,17 @@ Status WorldCapture::Step() {
 }
 
 Status WorldCapture::StepOne() {
-  // Capturing waits on the objects' memory, not on work: the saved fields of the object a few
-  // subjects ahead are asked into cache now.
-  if (next_ + kPrefetchAhead < subjects_.size()) {
-    const Object ahead = subjects_[next_ + kPrefetchAhead].object;
-    if (ahead) {
-      for (std::uint32_t at : ahead.cls->Plan().reach) {
-        __builtin_prefetch(static_cast<const char*>(ahead.ptr) + at);
-      }
-    }
+  // The subjects a helper copied while they were listed (copied chunk's, without hooks: nothing
+  // is left to do for them here).
+  if (next_ == helped_begin_ && helped_begin_ < helped_end_) {
+    next_ = helped_end_;
+    return OkStatus();
   }
-  // A vector's elements sit elsewhere (a chest's inventory): the first of them is asked for once
-  // the vector itself is in cache, at the address the vector keeps (ClassPlan::elements), read
-  // straight from it. (Asked through the vector's operations, for its size and first and last
-  // elements, the calls took longer than the wait they saved on a host whose vectors lie
-  // together: docs/performance.md.)
+  if (next_ + kPrefetchAhead < subjects_.size()) {
+    AskFields(subjects_[next_ + kPrefetchAhead].object);
+  }
   if (next_ + kElementsAhead < subjects_.size()) {
-    const Object ahead = subjects_[next_ + kElementsAhead].object;
-    if (ahead) {
-      for (std::uint32_t at : ahead.cls->Plan().elements) {
-        const void* first = nullptr;
-        std::memcpy(&first, static_cast<const char*>(ahead.ptr) + at, sizeof first);
-        if (first != nullptr) __builtin_prefetch(first);
-      }
-    }
+    AskElements(subjects_[next_ + kElementsAhead].object);
   }
   Subject& s = subjects_[next_];
   ChunkState& c = *chunks_[s.chunk];
@@ -653,7 +814,7 @@ Status WorldCapture::StepOne() {
     }
   } else {
     if (c.copied) {
-      Status copied = c.capturer->Copy(*s.object.cls, s.object.ptr, copies_.get());
+      Status copied = c.capturer->Copy(*s.object.cls, s.object.ptr, c.copies.get());
       if (!copied.ok()) return SubjectRefused(s.object.cls->name(), s.Id(subjects_), copied);
     } else {
       s.id = s.Id(subjects_);
@@ -705,11 +866,10 @@ struct CapturedWorld::Rep {
     // Its records are written from copies (WriteCopies), with these tombstone layouts.
     bool copied = false;
     std::unordered_map<std::string, std::uint32_t> tombstone_layouts;
+    std::unique_ptr<record::ObjectCopies> copies;
   };
   std::vector<Out> chunks;
-  // The copies of the copied chunks' subjects, and the subjects' sections (when a chunk is
-  // copied).
-  std::unique_ptr<record::ObjectCopies> copies;
+  // The subjects' sections (when a chunk is copied).
   std::vector<ByteSink> section_blocks;
   // Where the copies' references are saved (when a chunk is copied).
   std::unique_ptr<WorldCapture::Links> links;
@@ -765,7 +925,7 @@ Result<CapturedWorld> WorldCapture::Detach() {
   // with the records.
   if (copied_) rep->section_blocks = std::move(section_blocks_);
   section_blocks_ = std::vector<ByteSink>();
-  rep->copies = std::move(copies_);
+  classes_.reset();
   rep->subjects = std::move(subjects_);
   subjects_ = std::vector<Subject>();
   // The links locate the copies' references as Make writes their records (the chunks' capturers
@@ -780,13 +940,13 @@ Result<CapturedWorld> WorldCapture::Detach() {
   // capture is done, so Step returns at once), and keeps only what RunSavedHooks and Forget use.
   for (auto& c : chunks_) {
     rep->chunks.push_back({c->id, c->key, std::move(c->writer), c->copied,
-                           std::move(c->tombstone_layouts)});
+                           std::move(c->tombstone_layouts), std::move(c->copies)});
   }
   return CapturedWorld(std::move(rep));
 }
 
 Status CapturedWorld::Rep::WriteCopies() {
-  if (copies == nullptr) return OkStatus();
+  if (links == nullptr) return OkStatus();  // no chunk is copied
   // Each copied chunk's records, in the order the steps listed them (their indexes were given
   // then, and the copies were made in it), the copies and sections let go of as they are passed.
   std::vector<std::unique_ptr<record::Capturer>> capturers(chunks.size());
@@ -804,11 +964,12 @@ Status CapturedWorld::Rep::WriteCopies() {
     std::unique_ptr<record::Capturer>& capturer = capturers[s.chunk];
     if (!capturer) capturer = std::make_unique<record::Capturer>(c.writer.get(), links.get());
     links->SetChunk(s.chunk);
-    Result<std::uint32_t> index = capturer->CaptureCopy(copies.get(), s.id, s.kind, sections);
+    Result<std::uint32_t> index =
+        capturer->CaptureCopy(c.copies.get(), s.id, s.kind, sections);
     if (!index.ok()) return SubjectRefused(s.object.cls->name(), s.id, index.status());
     assert(*index == s.record);
   }
-  copies.reset();
+  for (Out& c : chunks) c.copies.reset();
   section_blocks = std::vector<ByteSink>();
   links.reset();
   return OkStatus();
@@ -1646,10 +1807,10 @@ Status World::Register(Name name, Object object) {
 
 void World::Unregister(Name name) { registered_.erase(name); }
 
-std::unique_ptr<WorldCapture> World::BeginCapture() {
+std::unique_ptr<WorldCapture> World::BeginCapture(const record::CheckedPayload::Post& helper) {
   std::unique_ptr<WorldCapture> capture(new WorldCapture(*this));
   capture->level_memory_mark_ = level_memory_clock_;
-  capture->Gather();
+  capture->Gather(helper);
   return capture;
 }
 
@@ -1872,7 +2033,7 @@ void World::RememberLevel(Name level) {
   // The level's part of the map, captured as a save captures it; no OnSaved hooks run for it.
   std::unique_ptr<WorldCapture> capture(new WorldCapture(*this));
   capture->only_level_ = level;
-  capture->Gather();
+  capture->Gather({});  // (the World has no workers of its own to help)
   const Status ran = capture->Run();
   Result<std::vector<WorldChunk>> chunks =
       ran.ok() ? capture->Finish() : Result<std::vector<WorldChunk>>(ran);

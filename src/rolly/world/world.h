@@ -188,6 +188,13 @@ class CapturedWorld {
 // copy cannot see (an enum number without a name, a bound of the chunk's tables) is refused by
 // Make, once every step ran: the save fails with the same status and message naming the subject,
 // though a later subject's refusal found by a step, if any, is the one reported.
+//
+// Begun with a helper (World::BeginCapture), the world chunk's actors and components are copied
+// on the helper's thread while the game thread lists the rest, and BeginCapture returns once that
+// thread is done: the first Step passes every subject it copied at once. It copies only while the
+// game thread is inside BeginCapture, and only plain classes without OnPreSave, OnSaved or
+// save-extra hooks, in the world chunk, up to the first subject that is not one; the steps
+// capture the others as without a helper. The files, statuses and messages are the same.
 class WorldCapture {
  public:
   ~WorldCapture();
@@ -197,9 +204,9 @@ class WorldCapture {
   std::size_t total() const { return total_; }
   std::size_t captured() const { return next_; }
   bool done() const { return next_ >= total(); }
-  // Captures (or copies) the next subject, running its pre-save hooks. InvalidData when the
-  // subject cannot be saved as it is (the whole save then fails and writes nothing); what a copy
-  // does not show, Make refuses.
+  // Captures (or copies) the next subject, running its pre-save hooks; at the first subject a
+  // helper copied, passes every one it copied. InvalidData when the subject cannot be saved as it
+  // is (the whole save then fails and writes nothing); what a copy does not show, Make refuses.
   Status Step();
   // Captures every subject left.
   Status Run();
@@ -229,8 +236,10 @@ class WorldCapture {
   struct Subject;
   struct ChunkState;
   class Links;
+  class Helper;
   explicit WorldCapture(World& world);
-  void Gather();
+  // Lists the subjects; with `helper`, has the world chunk's copied on another thread meanwhile.
+  void Gather(const record::CheckedPayload::Post& helper);
   // Step's work, once it found a subject left and no error from the listing. Inlined into Step
   // and Run.
   [[gnu::always_inline]] inline Status StepOne();
@@ -257,9 +266,14 @@ class WorldCapture {
   // them then).
   std::vector<ByteSink> section_blocks_;
   std::size_t sections_freed_ = 0;
-  // The copies of the copied chunks' subjects (null when no chunk is copied).
-  std::unique_ptr<record::ObjectCopies> copies_;
+  // Which classes can be copied, asked as subjects are listed (each chunk copies into its own
+  // record::ObjectCopies, which a helper may be using meanwhile).
+  std::unique_ptr<record::ObjectCopies> classes_;
   bool copied_ = false;
+  // The subjects a helper copied while the capture listed (none when begin == end): the world
+  // chunk's, in order, each of a class without hooks.
+  std::size_t helped_begin_ = 0;
+  std::size_t helped_end_ = 0;
   Status gather_error_;
   bool detached_ = false;
   // A level's capture for level memory (World::OnLevelRemoved): only that level's actors,
@@ -288,8 +302,12 @@ class World : public HostEvents {
   Status Register(Name name, Object object);
   void Unregister(Name name);
 
-  // Starts a save of the world as it is now.
-  std::unique_ptr<WorldCapture> BeginCapture();
+  // Starts a save of the world as it is now: lists the subjects (WorldCapture). With `helper` (a
+  // worker pool's Post), the world chunk's plain subjects are copied on the thread it hands a task
+  // to while this call lists the rest, reading their saved fields there; this call returns only
+  // once that thread let go of them, and does their copying itself when the task did not start
+  // in time (a busy pool makes it wait on no one). The capture is the same either way.
+  std::unique_ptr<WorldCapture> BeginCapture(const record::CheckedPayload::Post& helper = {});
 
   // Applies a checked save to the world as it is (the current map's actors get the values; a
   // save of another map applies its globals and players only). Busy while another apply runs.
@@ -355,10 +373,12 @@ class World : public HostEvents {
   std::shared_ptr<const LoadedGame> TakeLevelMemory(Name level);
   void Notify(const LevelReport& report);
 
-  // Sizes of the last capture, so the next one reserves its buffers once.
+  // Sizes of the last capture, so the next one reserves its buffers once, and whether its world
+  // chunk was copied (a helper is not asked to copy one the last capture found is not).
   struct CaptureHint {
     std::size_t actors = 0;
     std::size_t subjects = 0;
+    bool world_not_copied = false;
   };
 
   Host& host_;
