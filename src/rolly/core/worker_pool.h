@@ -3,9 +3,9 @@
 //
 // Tasks run in the order posted when the pool has one thread; with more, in any order. A task must
 // not touch live game objects: it works on data handed to it, and hands results back through a
-// Mailbox. (One exception, with its own rules: a save's capture helper reads saved fields while
-// the game thread waits for it inside World::BeginCapture.) Destroying the pool runs every task
-// already posted, then joins the threads.
+// Mailbox. (One exception, with its own rules: a save's capture helper reads saved values while
+// the game thread is inside World::BeginCapture, which returns once the helper is done.)
+// Destroying the pool runs every task already posted, then joins the threads.
 //
 // Thread rules: Post and WaitUntilIdle may be called from any thread, including from a task
 // (WaitUntilIdle not from a task of the same pool, which would wait for itself).

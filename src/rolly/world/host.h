@@ -135,8 +135,9 @@ class Host {
   // writes the same bytes for the same world; visiting them in the order they sit in memory makes
   // the capture faster. The world is not changed from inside `visit`. A visitor rather than a
   // list: a save of 100,000 actors then never holds 100,000 views at once.
-  // While a save visits, a worker may read the saved fields of the actors and components visited
-  // before (World::BeginCapture's helper): neither call may change a saved field.
+  // While a save visits, a worker may read the saved values of the actors and components visited
+  // before (World::BeginCapture's helper: their saved fields, the strings' and vectors' contents,
+  // and the dynamic class of each object a reference points to): neither call may change them.
   virtual void VisitActors(Name level, const std::function<void(const ActorView&)>& visit) = 0;
   virtual void ListComponents(const ActorView& actor, std::vector<ComponentView>* out) = 0;
   // Each local player, with its pawn's actor ID when it has a pawn (a load finds the pawn by it;

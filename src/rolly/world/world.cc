@@ -283,19 +283,30 @@ struct WorldCapture::ChunkState {
 // from there, in order, into the chunk's copies. (Read where they were listed, the subjects cost
 // the game thread nothing to hand over: a line it writes was never read by the other thread, which
 // a ring of items reused would have it wait for.) Whoever starts the work first owns it: the task
-// posted (Run), or the game thread once the listing ends before the task started (Join). The game
-// thread does not leave Gather while the task copies, so the objects hold still for it; the task
-// reads nothing else of the game's (the registry is read-only by then, and the links only name an
-// object by its address).
+// posted (Run), or the game thread once it stops handing subjects over before the task started
+// (Join). The game thread does not leave Gather while the task copies, so the objects hold still
+// for it. The task reads the objects' saved values (strings' and vectors' contents too) and, for
+// each object a reference points to, its dynamic class; nothing else of the game's. It copies with
+// links of its own, which name an object by its address and never locate one: locating reads
+// every subject, which the game thread is still listing (only a refusal's message would ask, and
+// the task's refusals are found again by the steps).
 class WorldCapture::Helper {
  public:
-  // Copies subjects from `begin` on, of `subjects` (which must not move while it may copy).
-  Helper(record::Capturer* capturer, record::ObjectCopies* copies, const Subject* subjects,
-         std::size_t begin)
-      : capturer_(capturer), copies_(copies), subjects_(subjects), next_(begin), end_(begin) {}
+  // Copies subjects from `begin` on, of `subjects` (which must not move while it may copy), into
+  // `copies`; `links` are the capture's (only their Identify is asked) and `writer` its chunk's.
+  Helper(record::ChunkWriter* writer, record::ObjectLinks* links, record::ObjectCopies* copies,
+         const Subject* subjects, std::size_t begin)
+      : links_(links),
+        capturer_(writer, &links_),
+        copies_(copies),
+        subjects_(subjects),
+        next_(begin),
+        end_(begin) {}
 
-  // The posted task: copies every subject published, unless the game thread claimed them.
+  // The posted task: copies every subject published, unless the game thread claimed them. A task
+  // run on the game thread itself (a post that runs it at once) leaves them to the game thread.
   void Run() {
+    if (std::this_thread::get_id() == game_thread_) return;
     int waiting = kWaiting;
     if (!state_.compare_exchange_strong(waiting, kStarted, std::memory_order_acq_rel)) return;
     Drain();
@@ -330,6 +341,25 @@ class WorldCapture::Helper {
   enum : int { kWaiting, kStarted, kClaimed, kFinished };
   static constexpr std::size_t kPublish = 32;
 
+  // Names objects as the capture's links do; locates none.
+  class NamingLinks : public record::ObjectLinks {
+   public:
+    explicit NamingLinks(record::ObjectLinks* links) : links_(links) {}
+    std::optional<record::LinkTarget> Locate(const reflect::ClassInfo&, const void*) override {
+      return std::nullopt;
+    }
+    const void* Identify(const reflect::ClassInfo& cls, const void* object) override {
+      return links_->Identify(cls, object);
+    }
+    std::optional<record::LinkTarget> LocateIdentified(const void*) override {
+      return std::nullopt;
+    }
+    void* Resolve(Guid, const reflect::ClassInfo&) override { return nullptr; }
+
+   private:
+    record::ObjectLinks* const links_;
+  };
+
   // Copies the subjects published until the listing is closed and they are all copied. While it
   // waits for more (the listing is slower than the copying), the task spins a little, then yields
   // its core.
@@ -348,11 +378,14 @@ class WorldCapture::Helper {
       }
       idle = 0;
       for (; t < h; ++t) {
+        if (stop_.load(std::memory_order_relaxed)) {
+          t = h;  // the rest is let go
+          break;
+        }
         if (t + kPrefetchAhead < h) AskFields(subjects_[t + kPrefetchAhead].object);
         if (t + kElementsAhead < h) AskElements(subjects_[t + kElementsAhead].object);
-        if (stop_.load(std::memory_order_relaxed)) continue;
         const Object object = subjects_[t].object;
-        if (!capturer_->Copy(*object.cls, object.ptr, copies_).ok()) {
+        if (!capturer_.Copy(*object.cls, object.ptr, copies_).ok()) {
           failed_ = t;
           stop_.store(true, std::memory_order_relaxed);
         }
@@ -360,8 +393,10 @@ class WorldCapture::Helper {
     }
   }
 
+  const std::thread::id game_thread_ = std::this_thread::get_id();
   // The copier's (the task's once started, or the game thread's once claimed).
-  record::Capturer* const capturer_;
+  NamingLinks links_;
+  record::Capturer capturer_;
   record::ObjectCopies* const copies_;
   const Subject* const subjects_;
   const std::size_t next_;
@@ -579,7 +614,13 @@ void WorldCapture::Gather(const record::CheckedPayload::Post& post) {
     s.section_size = static_cast<std::uint32_t>(block.size() - s.section_at);
   };
 
-  // Globals.
+  // Globals. (Whether one has an OnPreSave or save-extra hook: its step runs the hook after the
+  // listing, and a hook may change actors, so a helper copying them meanwhile would copy them too
+  // early. Only the hooks of a global's own class count, not those of the objects it owns.)
+  bool global_hooks = false;
+  auto note_hooks = [&](Object o) {
+    global_hooks = global_hooks || o.cls->Plan().pre_save || o.cls->Plan().extra;
+  };
   const std::size_t glob = add_chunk(kGlobalChunk, "");
   std::vector<GlobalView> globals;
   if (whole) host.ListGlobals(&globals);
@@ -587,6 +628,7 @@ void WorldCapture::Gather(const record::CheckedPayload::Post& post) {
     if (!g.object || !HasState(*g.object.cls)) continue;
     fits(g.role);
     add(glob, RecordKind::kObject, DeriveGlobalId(g.role, g.object.cls->name()), g.object, Name());
+    note_hooks(g.object);
     section(kGlobalSection, [&](ByteSink* out) { AppendGlobal({false, g.role.str()}, out); });
   }
   // (Named copies, not structured bindings: clang 14 does not let a lambda capture those.)
@@ -594,6 +636,7 @@ void WorldCapture::Gather(const record::CheckedPayload::Post& post) {
     if (!whole) break;
     const Name name = entry.first;
     add(glob, RecordKind::kObject, DeriveRegisteredId(name), entry.second, Name());
+    note_hooks(entry.second);
     section(kGlobalSection, [&](ByteSink* out) { AppendGlobal({true, name.str()}, out); });
   }
 
@@ -602,17 +645,29 @@ void WorldCapture::Gather(const record::CheckedPayload::Post& post) {
   wrld = add_chunk(kWorldChunk, host.CurrentMap());
   // Room for a few more than the last capture's (a helper copies only while the room lasts).
   subjects_.reserve(std::max<std::size_t>(hint.subjects + hint.subjects / 32, 64));
-  // With a helper, each actor and component listed is handed over to be copied, up to the first
-  // that cannot be: a class with hooks (they run on this thread), one not copied, or one listed
-  // once the subjects' reserved room is full.
-  if (post && whole && !hint.world_not_copied) {
+  // With a helper (and no global hook to run first), each actor and component listed is handed
+  // over to be copied, up to the first that cannot be: a class with hooks (they run on this
+  // thread), one not copied, or one listed once the subjects' reserved room is full.
+  if (post && whole && !hint.world_not_copied && !global_hooks) {
     ChunkState& c = *chunks_[wrld];
     helped_begin_ = helped_end_ = subjects_.size();
-    helper = std::make_shared<Helper>(c.capturer.get(), c.copies.get(), subjects_.data(),
-                                      helped_begin_);
+    helper = std::make_shared<Helper>(c.writer.get(), links_.get(), c.copies.get(),
+                                      subjects_.data(), helped_begin_);
     post([helper] { helper->Run(); });
     handing = true;
   }
+  // Should the listing end early (a host call throwing), the helper is let go first: it would
+  // otherwise wait for subjects that never come, or read them once they are gone.
+  struct LetGo {
+    const std::shared_ptr<Helper>& helper;
+    const bool& handing;
+    const std::size_t& end;
+    ~LetGo() {
+      if (!handing) return;
+      helper->Abandon();
+      helper->Join(end);
+    }
+  } let_go{helper, handing, helped_end_};
   auto hand = [&](Object object) {
     if (!handing) return;
     const reflect::ClassPlan& plan = object.cls->Plan();
@@ -764,10 +819,11 @@ void WorldCapture::Gather(const record::CheckedPayload::Post& post) {
   copied_ = std::any_of(chunks_.begin(), chunks_.end(), [](const auto& c) { return c->copied; });
   if (helper) {
     if (handing) helper->Join(helped_end_);
+    handing = false;
     ChunkState& c = *chunks_[wrld];
     if (!c.copied) {
-      // Not a copied chunk after all: its subjects are captured whole by the steps.
-      c.copies = std::make_unique<record::ObjectCopies>();
+      // Not a copied chunk after all: its subjects are captured whole by the steps (its copies
+      // go below).
       helped_begin_ = helped_end_ = 0;
     } else if (helper->failed()) {
       // The step that copies it finds its refusal again.

@@ -194,7 +194,9 @@ class CapturedWorld {
 // thread is done: the first Step passes every subject it copied at once. It copies only while the
 // game thread is inside BeginCapture, and only plain classes without OnPreSave, OnSaved or
 // save-extra hooks, in the world chunk, up to the first subject that is not one; the steps
-// capture the others as without a helper. The files, statuses and messages are the same.
+// capture the others as without a helper. The files, statuses and messages are the same, as long
+// as the pre-save hooks of objects a global owns (which run in the global's step, after the
+// copies) change nothing but what that global owns.
 class WorldCapture {
  public:
   ~WorldCapture();
@@ -303,10 +305,13 @@ class World : public HostEvents {
   void Unregister(Name name);
 
   // Starts a save of the world as it is now: lists the subjects (WorldCapture). With `helper` (a
-  // worker pool's Post), the world chunk's plain subjects are copied on the thread it hands a task
-  // to while this call lists the rest, reading their saved fields there; this call returns only
-  // once that thread let go of them, and does their copying itself when the task did not start
-  // in time (a busy pool makes it wait on no one). The capture is the same either way.
+  // worker pool's Post: it must hand the task to another thread and return without waiting for
+  // it), the world chunk's plain subjects are copied on that thread while this call lists the
+  // rest, reading their saved values there; this call returns only once that thread let go of
+  // them, and copies them itself when the task had not started (a busy pool makes it wait on no
+  // one; a task run on this thread does nothing). Not when a global or registered object has an
+  // OnPreSave or save-extra hook: its step runs it after the listing, and it may change actors.
+  // The capture is the same either way.
   std::unique_ptr<WorldCapture> BeginCapture(const record::CheckedPayload::Post& helper = {});
 
   // Applies a checked save to the world as it is (the current map's actors get the values; a
