@@ -574,9 +574,9 @@ void WorldCapture::Gather(const record::CheckedPayload::Post& post) {
   // The helper copying the world chunk's subjects as they are listed (none: the steps copy them).
   std::shared_ptr<Helper> helper;
   std::size_t wrld = 0;
+  bool handing = false;  // whether the world subjects listed now go to the helper
   // A subject (add), then each of its sections (section(id, append): `append(ByteSink*)` writes
   // the section's bytes, which go into the current block in the record's form).
-  bool handing = false;
   auto add = [&](std::size_t chunk, RecordKind kind, Guid id, Object object, Name name) {
     if (object && !classes_->CanCopy(*object.cls)) {
       chunks_[chunk]->copied = false;
