@@ -7,6 +7,9 @@
 #       A GoogleTest binary registered with ctest under a timeout.
 #   rolly_cc_binary(NAME rolly SRCS ... [DEPS ...])
 #       A program built on the public API (tools, benchmarks, examples).
+#   rolly_cc_helper(NAME rolly_format_test_util SRCS a.cc ... [DEPS ...])
+#       Test code several binaries share (tests, fuzz targets and their replays), compiled once
+#       as an object library; a binary takes it in its DEPS.
 
 set(ROLLY_WARNINGS -Wall -Wextra -Wshadow -Wnon-virtual-dtor -Wcast-align -Wunused
     -Woverloaded-virtual -Wpedantic -Wimplicit-fallthrough)
@@ -47,5 +50,12 @@ function(rolly_cc_binary)
   cmake_parse_arguments(R "" "NAME" "SRCS;DEPS" ${ARGN})
   add_executable(${R_NAME} ${R_SRCS})
   target_link_libraries(${R_NAME} PRIVATE rolly::rolly ${R_DEPS})
+  rolly_apply_flags(${R_NAME})
+endfunction()
+
+function(rolly_cc_helper)
+  cmake_parse_arguments(R "" "NAME" "SRCS;DEPS" ${ARGN})
+  add_library(${R_NAME} OBJECT ${R_SRCS})
+  target_link_libraries(${R_NAME} PUBLIC rolly::rolly ${R_DEPS})
   rolly_apply_flags(${R_NAME})
 endfunction()
