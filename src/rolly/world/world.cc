@@ -643,8 +643,14 @@ void WorldCapture::Gather(const record::CheckedPayload::Post& post) {
   // Actors of every level, in the host's order (usually the order they sit in memory, which is
   // fastest to walk), each followed by its components; then tombstones.
   wrld = add_chunk(kWorldChunk, host.CurrentMap());
-  // Room for a few more than the last capture's (a helper copies only while the room lasts).
-  subjects_.reserve(std::max<std::size_t>(hint.subjects + hint.subjects / 32, 64));
+  // Room for a few more than the last capture's (a helper copies only while the room lasts). The
+  // first capture of a World has no count yet: its placed actors that hold state are a floor
+  // (their components and the actors spawned in play come on top).
+  std::size_t expected = hint.subjects;
+  if (expected == 0 && whole) {
+    for (const auto& [level, saving] : world_.placed_saving_) expected += saving;
+  }
+  subjects_.reserve(std::max<std::size_t>(expected + expected / 32, 64));
   // With a helper (and no global hook to run first), each actor and component listed is handed
   // over to be copied, up to the first that cannot be: a class with hooks (they run on this
   // thread), one not copied, or one listed once the subjects' reserved room is full.
@@ -1900,8 +1906,10 @@ void World::CancelPendingApply() {
 
 void World::NotePlacedActors(Name level) {
   // One entry per ID: of equal IDs the one noted last wins.
-  host_.VisitActors(level, [this](const ActorView& a) {
+  std::size_t saving = 0;
+  host_.VisitActors(level, [this, &saving](const ActorView& a) {
     if (a.spawned || a.player_pawn || !a.object || a.id.is_none()) return;
+    saving += HasState(*a.object.cls) ? 1 : 0;
     const PlacedActor placed{a.id, a.object.cls->name(), a.level};
     if (const std::uint32_t* at = placed_index_.Find(a.id)) {
       placed_[*at] = placed;
@@ -1918,6 +1926,7 @@ void World::NotePlacedActors(Name level) {
     }
     placed_index_.Put(a.id, slot);
   });
+  placed_saving_[level] = saving;
 }
 
 void World::OnActorsInitialized() {
@@ -1934,6 +1943,7 @@ void World::OnActorsInitialized() {
   }
   placed_.clear();
   placed_free_.clear();
+  placed_saving_.clear();
   placed_index_ = GuidMap<std::uint32_t>();
   waiting_.clear();
   level_memory_.clear();  // the levels it remembered belong to the world that went
@@ -1972,6 +1982,7 @@ void World::OnLevelAdded(Name level) {
 
 void World::OnLevelRemoved(Name level) {
   RememberLevel(level);  // first: its tombstones are the placed actors noted below
+  placed_saving_.erase(level);
   for (std::size_t k = 0; k < placed_.size(); ++k) {
     PlacedActor& p = placed_[k];
     if (p.id.is_none() || p.level != level) continue;

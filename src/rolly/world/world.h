@@ -400,6 +400,9 @@ class World : public HostEvents {
   };
   std::vector<PlacedActor> placed_;
   std::vector<std::uint32_t> placed_free_;
+  // How many of each loaded level's placed actors are of classes that hold saved state: the room
+  // the first capture of a World reserves.
+  std::map<Name, std::size_t> placed_saving_;
   // Each placed actor's slot, by ID.
   GuidMap<std::uint32_t> placed_index_;
   std::shared_ptr<const LoadedGame> held_;
