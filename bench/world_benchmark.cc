@@ -23,7 +23,9 @@
 //            actor the capture may save, with nothing done with the views (the capture's few
 //            other host calls, for globals, players and levels, are left out). The capture less
 //            that walk estimates the library's share: the two are timed in separate runs, and
-//            the walk alone keeps the cache to itself.
+//            the walk alone keeps the cache to itself. Also for information: the capture of the
+//            first warm-up save (SaveOutcome::capture_time), the World's first: one cold run,
+//            with only the map's placed actors to reserve room for (docs/world.md, "Threads").
 //   encode   one thread: CapturedWorld::Make of a capture detached untimed (joining the records
 //            and keeping those of the held save whose objects are not there now, looked up as
 //            Save looks them up), the chunks copied into format::Chunks (as Save does: it keeps
@@ -333,6 +335,8 @@ struct Env {
 
   // Memory, bytes.
   std::int64_t capture_extra = 0, save_to_callback_extra = 0;
+  // The first warm-up save's capture on the game thread: the World's first capture (seconds).
+  double first_capture = 0;
   std::int64_t save_extra = 0, load_read_extra = 0, load_total_extra = 0, map_open_extra = 0;
   std::int64_t save_hwm = 0, load_hwm = 0, map_hwm = 0;
   bool hwm_ok = false;
@@ -995,6 +999,10 @@ void PrintSummary(const CapturingReporter& rep) {
               "     less the walk, the library's share: %s ns/actor)\n",
               timing("Save/HostWalk").c_str(), Cell(ns_per_actor(walk)).c_str(),
               capture > 0 && walk > 0 ? Cell(ns_per_actor(capture - walk)).c_str() : "-");
+  std::printf("  - the World's first capture      %9.2f ms         %7s ns/actor  (for information)\n"
+              "    (the first warm-up save's, one cold run: room reserved for the map's placed\n"
+              "     actors only)\n",
+              env->first_capture * 1e3, Cell(ns_per_actor(env->first_capture)).c_str());
   std::printf("  encode (make, copy, zstd, layout)%s  %7s ns/actor\n", timing("Save/Encode").c_str(),
               Cell(ns_per_actor(encode)).c_str());
   std::printf("  durable write (2 copies, by hand)%s  %7s ns/actor\n", timing("Save/Write").c_str(),
@@ -1126,7 +1134,8 @@ int main(int argc, char** argv) {
   env->played_spread = SpreadOf(*env->played);
   // Both copies written, the World holding its save, before anything is timed.
   auto step = Clock::now();
-  SaveNow(true);
+  env->first_capture =
+      std::chrono::duration<double>(SaveNow(true).capture_time).count();
   env->file_bytes = SaveNow(true).info.size;
   std::printf("  two warm-up saves: %.1f s\n", Seconds(step));
   step = Clock::now();
