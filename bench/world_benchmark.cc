@@ -999,7 +999,8 @@ void PrintSummary(const CapturingReporter& rep) {
               "     less the walk, the library's share: %s ns/actor)\n",
               timing("Save/HostWalk").c_str(), Cell(ns_per_actor(walk)).c_str(),
               capture > 0 && walk > 0 ? Cell(ns_per_actor(capture - walk)).c_str() : "-");
-  std::printf("  - the World's first capture      %9.2f ms         %7s ns/actor  (for information)\n"
+  std::printf("  - the World's first capture      %9.2f ms         %7s ns/actor"
+              "  (for information)\n"
               "    (the first warm-up save's, one cold run: room reserved for the map's placed\n"
               "     actors only)\n",
               env->first_capture * 1e3, Cell(ns_per_actor(env->first_capture)).c_str());
