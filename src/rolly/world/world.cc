@@ -1462,6 +1462,7 @@ class World::Applier {
     std::vector<Guid> ids;  // the subjects of the kActor entries, in order
     ids.reserve(records.size());
     std::size_t components = 0;
+    std::size_t spawned = 0;  // actor records saying spawned: at most the actors spawned again
     static constexpr record::SectionId kActorOrComponent[] = {kActorSection, kComponentSection};
     for (std::size_t i = 0; i < records.size(); ++i) {
       if (!record::IsKnownObjectKind(records.kind(i))) continue;
@@ -1478,6 +1479,7 @@ class World::Applier {
         }
         entries.push_back({i, found[0], Is::kActor});
         ids.push_back(records.subject(i));
+        spawned += CheckedActorSpawned(found[0]) ? 1 : 0;
       } else if (has & 2) {
         if (!only_level_.is_none() && !level_actors_.Contains(ComponentOf(found[1]).actor)) {
           continue;
@@ -1494,6 +1496,9 @@ class World::Applier {
     } last;
     std::vector<Matched> matched;
     matched.reserve(components);
+    // Room for the actors spawned again, made once (a spawn's entry holds its placement).
+    spawns_.reserve(spawns_.size() + spawned);
+    spawning_.Reserve(spawned);
     std::size_t at = 0;  // the next entry to take
     // Takes the entries up to the next actor's.
     auto take_components = [&] {
