@@ -176,8 +176,9 @@ void SaveSystem::Save(std::string_view slot, const SaveOptions& options, SaveCal
   };
   ++saves_running_;
   // Level memory taken before this capture began is in the file; memory of a level removed since
-  // is not, and stays when the file becomes the held save.
-  const std::uint64_t memory_mark = capture->level_memory_mark();
+  // is not, and stays when the file becomes the held save. A save whose capture began before the
+  // held save's (or a load's) is not held: see World::SetHeld.
+  const world::WorldCapture::Mark memory_mark = capture->mark();
   std::shared_ptr<world::WorldCapture> held_capture(std::move(capture));
   store_.Save(name, store::Store::FileMaker(std::move(make)),
               [this, done = std::move(done), name, outcome, started, held_capture, saved,

@@ -3116,6 +3116,68 @@ TEST_F(LevelMemoryTest, ASaveWhileALevelIsOutWritesWhatItRemembered) {
   ExpectCellarChanged(*b);
 }
 
+// Saves to different slots finish in any order: a save whose capture began before the held
+// save's, or before a load, is not held over it, and the level memory stays as that newer save
+// left it.
+TEST_F(LevelMemoryTest, ASaveCapturedBeforeTheHeldOneOrALoadIsNotHeldOverIt) {
+  auto a = StreamedGame();
+  world::World& w = a->saves.world();
+  auto held_from = [&](world::WorldCapture& capture) {
+    EXPECT_OK(capture.Run());
+    Result<std::vector<world::WorldChunk>> chunks = capture.Finish();
+    EXPECT_OK(chunks);
+    if (!chunks.ok()) return std::shared_ptr<const world::LoadedGame>();
+    Result<std::shared_ptr<const world::LoadedGame>> game =
+        world::LoadedGame::Check(*std::move(chunks), *registry_);
+    EXPECT_OK(game);
+    return game.ok() ? *game : nullptr;
+  };
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  std::unique_ptr<world::WorldCapture> older = w.BeginCapture();  // the Cellar as the map has it
+  ChangeCellar(*a);
+  ASSERT_OK(a->scene.RemoveLevel(kCellar));
+  std::unique_ptr<world::WorldCapture> newer = w.BeginCapture();  // the Cellar remembered
+  const auto older_game = held_from(*older);
+  const auto newer_game = held_from(*newer);
+  ASSERT_NE(older_game, nullptr);
+  ASSERT_NE(newer_game, nullptr);
+  EXPECT_LT(older->mark().capture, newer->mark().capture);
+
+  // The newer save's write ends first; the older one's after it changes nothing.
+  EXPECT_TRUE(w.SetHeld(newer_game, newer->mark()));
+  EXPECT_FALSE(w.RemembersLevel(kCellar)) << "the held save holds it now";
+  EXPECT_FALSE(w.SetHeld(older_game, older->mark()));
+  EXPECT_EQ(w.held(), newer_game);
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  ExpectCellarChanged(*a);
+
+  // An older save ends after the newer one it came before: held, then the newer one still is.
+  auto b = StreamedGame();
+  world::World& wb = b->saves.world();
+  std::unique_ptr<world::WorldCapture> first = wb.BeginCapture();
+  std::unique_ptr<world::WorldCapture> second = wb.BeginCapture();
+  const auto first_game = held_from(*first);
+  const auto second_game = held_from(*second);
+  EXPECT_TRUE(wb.SetHeld(first_game, first->mark()));
+  EXPECT_TRUE(wb.SetHeld(second_game, second->mark()));
+  EXPECT_EQ(wb.held(), second_game);
+
+  // A load holds its save over any save whose capture began before it, even one that ends after.
+  std::unique_ptr<world::WorldCapture> before_load = wb.BeginCapture();
+  const auto before_load_game = held_from(*before_load);
+  ASSERT_OK(wb.Apply(newer_game, nullptr));
+  EXPECT_FALSE(wb.SetHeld(before_load_game, before_load->mark()));
+  EXPECT_EQ(wb.held(), newer_game);
+  std::unique_ptr<world::WorldCapture> after_load = wb.BeginCapture();
+  const auto after_load_game = held_from(*after_load);
+  EXPECT_TRUE(wb.SetHeld(after_load_game, after_load->mark()));
+  EXPECT_EQ(wb.held(), after_load_game);
+  for (auto* c : {older.get(), newer.get(), first.get(), second.get(), before_load.get(),
+                  after_load.get()}) {
+    c->Forget();
+  }
+}
+
 // The level's placed actors are not destroyed for the next save because the level left, and one
 // destroyed in play stays destroyed through level memory and a save made while the level is out.
 TEST_F(LevelMemoryTest, APlacedActorDestroyedInALevelStaysDestroyed) {

@@ -1876,7 +1876,7 @@ void World::Unregister(Name name) { registered_.erase(name); }
 
 std::unique_ptr<WorldCapture> World::BeginCapture(const record::CheckedPayload::Post& helper) {
   std::unique_ptr<WorldCapture> capture(new WorldCapture(*this));
-  capture->level_memory_mark_ = level_memory_clock_;
+  capture->mark_ = {++captures_begun_, level_memory_clock_};
   capture->Gather(helper);
   return capture;
 }
@@ -1891,7 +1891,7 @@ Status World::Apply(std::shared_ptr<const LoadedGame> game, ApplyReport* report)
   Applier applier(*this, game, report);
   Status s = applier.Run();
   applying_ = false;
-  held_ = std::move(game);
+  SetHeld(std::move(game));
   return s;
 }
 
@@ -2084,10 +2084,18 @@ std::shared_ptr<const LoadedGame> World::TakeLevelMemory(Name level) {
   return nullptr;
 }
 
-void World::SetHeld(std::shared_ptr<const LoadedGame> game, std::uint64_t level_memory_mark) {
+void World::SetHeld(std::shared_ptr<const LoadedGame> game) {
   held_ = std::move(game);
+  held_at_ = captures_begun_;
+}
+
+bool World::SetHeld(std::shared_ptr<const LoadedGame> game, WorldCapture::Mark mark) {
+  if (mark.capture <= held_at_) return false;
+  held_ = std::move(game);
+  held_at_ = mark.capture;
   std::erase_if(level_memory_,
-                [&](const LevelMemory& m) { return m.generation <= level_memory_mark; });
+                [&](const LevelMemory& m) { return m.generation <= mark.level_memory; });
+  return true;
 }
 
 void World::RememberLevel(Name level) {

@@ -228,9 +228,14 @@ class WorldCapture {
   // is written keeps the old one alive until the save's callback. After a failed write: Forget.
   void RunSavedHooks();
   void Forget();
-  // The level memory generation this capture began at (World::SetHeld drops the memory taken up
-  // to it once the save is held).
-  std::uint64_t level_memory_mark() const { return level_memory_mark_; }
+  // Where this capture began among its World's captures and level memory, for World::SetHeld:
+  // `capture` counts the World's captures begun, this one included; `level_memory` is the level
+  // memory generation it began at (the memory taken up to it is in its save).
+  struct Mark {
+    std::uint64_t capture = 0;
+    std::uint64_t level_memory = 0;
+  };
+  Mark mark() const { return mark_; }
 
  private:
   friend class World;
@@ -281,7 +286,7 @@ class WorldCapture {
   // A level's capture for level memory (World::OnLevelRemoved): only that level's actors,
   // components and tombstones, and the held save's records of it a save would keep. None: a save.
   Name only_level_;
-  std::uint64_t level_memory_mark_ = 0;
+  Mark mark_;
 };
 
 class World : public HostEvents {
@@ -326,13 +331,18 @@ class World : public HostEvents {
   void CancelPendingApply();
   bool applying() const { return applying_; }
 
-  // The save the world holds records from (the last one loaded or saved); null at first.
+  // The save the world holds records from (the newest one loaded or saved); null at first.
   const std::shared_ptr<const LoadedGame>& held() const { return held_; }
-  void SetHeld(std::shared_ptr<const LoadedGame> game) { held_ = std::move(game); }
+  // Holds `game` from now on, as a load does: a save whose capture began before this call is
+  // not held after it (below).
+  void SetHeld(std::shared_ptr<const LoadedGame> game);
   // The save a capture wrote, once written: held from now on, and the level memory taken up to
-  // the capture's WorldCapture::level_memory_mark() is dropped (the save holds it). Memory of a
-  // level removed after the capture began stays.
-  void SetHeld(std::shared_ptr<const LoadedGame> game, std::uint64_t level_memory_mark);
+  // the capture's mark is dropped (the save holds it); memory of a level removed after the
+  // capture began stays. False, and nothing changes, when the held save is newer: that of a
+  // capture begun after this one (saves to different slots finish in any order), or of a load
+  // or SetHeld(game) after this capture began. Holding the older save would bring back what the
+  // newer one replaced.
+  bool SetHeld(std::shared_ptr<const LoadedGame> game, WorldCapture::Mark mark);
 
   // --- Streamed levels and level memory (docs/world.md, "Streamed levels")
   // OnLevelRemoved captures the level's part of the map into level memory (on a host with
@@ -406,6 +416,10 @@ class World : public HostEvents {
   // Each placed actor's slot, by ID.
   GuidMap<std::uint32_t> placed_index_;
   std::shared_ptr<const LoadedGame> held_;
+  // Captures begun (BeginCapture), and the count the held save stands at: its capture's number,
+  // or, for a load or SetHeld(game), the count when it was held.
+  std::uint64_t captures_begun_ = 0;
+  std::uint64_t held_at_ = 0;
   // The captures alive now (a save keeps its capture until the write ends, for OnSaved): a level
   // removed meanwhile makes them forget its objects. Shared with the captures, so one that
   // outlives the World finds the list still there.
