@@ -54,6 +54,21 @@
 #include "rolly/world/world.h"
 #include "rolly/world/world_diff.h"
 
+// While set on a thread, that thread's next array allocation of at least this many bytes throws
+// std::bad_alloc, and the setting goes back to 0 (off): an allocation failing in a capture's copy
+// (ObjectCopies takes its blocks as arrays), for the helper's tests below.
+thread_local std::size_t fail_array_new_from = 0;
+
+void* operator new[](std::size_t size) {
+  if (fail_array_new_from != 0 && size >= fail_array_new_from) {
+    fail_array_new_from = 0;
+    throw std::bad_alloc();
+  }
+  return ::operator new(size);
+}
+void operator delete[](void* p) noexcept { ::operator delete(p); }
+void operator delete[](void* p, std::size_t) noexcept { ::operator delete(p); }
+
 namespace rolly {
 // Results print as their status in failure messages.
 template <typename T>
@@ -2247,6 +2262,45 @@ struct ThreadPost {
 // the players are captured by the steps. The first capture of a World knows only its placed
 // actors to reserve room for, and is helped while that room lasts; the next are helped
 // throughout.
+// A copy that throws (an allocation failing) ends the capture with its exception, whether the
+// helper's task or the game thread (the task not started when the listing ended) was copying,
+// as it does without a helper; the World captures as before afterwards.
+TEST_F(SaveLoadTest, ACopyThatThrowsEndsAHelpedCaptureWithItsException) {
+  auto a = PlayedGame(60);
+  world::World& w = a->saves.world();
+  constexpr std::size_t kCopyBlockBytes = std::size_t{1} << 18;  // an ObjectCopies block
+  LatePost late;
+  const record::CheckedPayload::Post later = late.Post();
+  EXPECT_THROW(w.BeginCapture([&](std::function<void()> task) {
+    later(std::move(task));
+    fail_array_new_from = kCopyBlockBytes;  // the game thread's first block, once it copies
+  }),
+               std::bad_alloc);
+  EXPECT_EQ(fail_array_new_from, 0u) << "the game thread copied";
+  fail_array_new_from = 0;
+  late.Run();  // finds the copying over, and does nothing
+  // The task started on a thread of its own: it copies, unless the game thread ends its listing
+  // before the task claims the copying (then as above). Both threads' copies fail, so the
+  // capture throws either way; which one threw is not checked.
+  {
+    ThreadPost threads;
+    const record::CheckedPayload::Post post = threads.Post();
+    EXPECT_THROW(w.BeginCapture([&](std::function<void()> task) {
+      post([task = std::move(task)] {
+        fail_array_new_from = kCopyBlockBytes;
+        task();
+      });
+      fail_array_new_from = kCopyBlockBytes;
+    }),
+                 std::bad_alloc);
+    fail_array_new_from = 0;
+  }
+  ASSERT_OK_AND_ASSIGN(const Captured helped, CaptureWith(*a, ThreadPost().Post()));
+  ASSERT_OK_AND_ASSIGN(const Captured plain, CaptureWith(*a, {}));
+  EXPECT_LT(helped.steps, helped.total) << "the helper copied";
+  ExpectSameChunks(helped.chunks, plain.chunks);
+}
+
 TEST_F(SaveLoadTest, ACaptureWithAHelperMakesWhatOneWithoutMakes) {
   auto a = PlayedGame(60);
   ASSERT_OK_AND_ASSIGN(const Captured first, CaptureWith(*a, ThreadPost().Post()));

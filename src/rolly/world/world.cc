@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cassert>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <mutex>
 #include <thread>
@@ -305,11 +306,17 @@ class WorldCapture::Helper {
 
   // The posted task: copies every subject published, unless the game thread claimed them. A task
   // run on the game thread itself (a post that runs it at once) leaves them to the game thread.
+  // A copy that throws (an allocation failing) ends the task; the game thread's Rethrow throws
+  // it again there, as the copy would have thrown without a helper.
   void Run() {
     if (std::this_thread::get_id() == game_thread_) return;
     int waiting = kWaiting;
     if (!state_.compare_exchange_strong(waiting, kStarted, std::memory_order_acq_rel)) return;
-    Drain();
+    try {
+      Drain();
+    } catch (...) {
+      thrown_ = std::current_exception();
+    }
     state_.store(kFinished, std::memory_order_release);
   }
 
@@ -322,16 +329,25 @@ class WorldCapture::Helper {
   // copied); the copier stops copying and lets the rest go.
   void Abandon() { stop_.store(true, std::memory_order_relaxed); }
   // Game thread, with every subject before `end` listed and none more to come: waits until the
-  // copier is done with them, or copies them itself when the task has not started.
+  // copier is done with them, or copies them itself when the task has not started. Copying here,
+  // it is done even when a copy throws: a second Join (the listing unwinding) then returns.
   void Join(std::size_t end) {
     end_.store(end, std::memory_order_release);
     closed_.store(true, std::memory_order_release);
     int waiting = kWaiting;
     if (state_.compare_exchange_strong(waiting, kClaimed, std::memory_order_acq_rel)) {
+      struct Done {
+        std::atomic<int>& state;
+        ~Done() { state.store(kFinished, std::memory_order_release); }
+      } done{state_};
       Drain();
       return;
     }
     while (state_.load(std::memory_order_acquire) != kFinished) std::this_thread::yield();
+  }
+  // After Join, on the listing's normal end: throws what a copy on the task threw, if one did.
+  void Rethrow() const {
+    if (thrown_) std::rethrow_exception(thrown_);
   }
   // After Join: the first subject that failed to copy (the step that copies it again finds its
   // refusal), or none.
@@ -401,6 +417,7 @@ class WorldCapture::Helper {
   const Subject* const subjects_;
   const std::size_t next_;
   std::optional<std::size_t> failed_;
+  std::exception_ptr thrown_;  // what a copy on the task threw
   alignas(64) std::atomic<std::size_t> end_;
   std::atomic<bool> closed_{false};
   std::atomic<bool> stop_{false};
@@ -826,6 +843,7 @@ void WorldCapture::Gather(const record::CheckedPayload::Post& post) {
   if (helper) {
     if (handing) helper->Join(helped_end_);
     handing = false;
+    helper->Rethrow();
     ChunkState& c = *chunks_[wrld];
     if (!c.copied) {
       // Not a copied chunk after all: its subjects are captured whole by the steps (its copies

@@ -316,7 +316,8 @@ class World : public HostEvents {
   // them, and copies them itself when the task had not started (a busy pool makes it wait on no
   // one; a task run on this thread does nothing). Not when a global or registered object has an
   // OnPreSave or save-extra hook: its step runs it after the listing, and it may change actors.
-  // The capture is the same either way.
+  // The capture is the same either way, and so is its end when a copy throws (an allocation
+  // failing): the exception leaves this call, on this thread, whichever thread copied.
   std::unique_ptr<WorldCapture> BeginCapture(const record::CheckedPayload::Post& helper = {});
 
   // Applies a checked save to the world as it is (the current map's actors get the values; a
