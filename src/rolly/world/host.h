@@ -137,7 +137,9 @@ class Host {
   // list: a save of 100,000 actors then never holds 100,000 views at once.
   // While a save visits, a worker may read the saved values of the actors and components visited
   // before (World::BeginCapture's helper: their saved fields, the strings' and vectors' contents,
-  // and the dynamic class of each object a reference points to): neither call may change them.
+  // and the dynamic class of each object a reference points to): neither call may change them,
+  // nor wait for a task of the worker pool the save system was given (the helper may hold its
+  // only thread until the listing ends).
   virtual void VisitActors(Name level, const std::function<void(const ActorView&)>& visit) = 0;
   virtual void ListComponents(const ActorView& actor, std::vector<ComponentView>* out) = 0;
   // Each local player, with its pawn's actor ID when it has a pawn (a load finds the pawn by it;
@@ -185,7 +187,10 @@ class Host {
   // owner, attachment or socket. An actor found where the save has it is not placed, so what the
   // load's own calls do to its placement afterwards (a setter, an end or begin play) stays. The
   // found actors come first, in the order found, so a host whose look-ups wait on memory may
-  // overlap them as FindActors does. The default calls Place for each.
+  // overlap them as FindActors does. Placing an actor must not move another: on a host whose
+  // attached actors follow their parent, an attached actor's transform is the one relative to its
+  // parent, in its view and in Place, so that one left in place stays where the save has it when
+  // its parent is placed. The default calls Place for each.
   virtual void PlaceAll(std::span<const std::pair<Guid, Placement>> placements) {
     for (const auto& [id, placement] : placements) Place(id, placement);
   }

@@ -31,7 +31,9 @@
 // class, or by registered name; players by index. Every record's subject is a GUID: the actor's
 // ID, or one derived from the identity (ids.h).
 //
-// Thread rules: a World and everything it hands out are used on the game thread only.
+// Thread rules: a World and everything it hands out are used on the game thread only, but for
+// two things: CapturedWorld::Make runs on any thread (once), and a WorldCapture may be
+// destroyed on any thread once its save no longer needs it.
 
 #ifndef ROLLY_WORLD_WORLD_H_
 #define ROLLY_WORLD_WORLD_H_
