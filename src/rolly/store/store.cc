@@ -475,6 +475,15 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     c.known = true;
     c.a = copies[0].info;
     c.b = copies[1].info;
+    // A copy that could not be read may hold the newest save: the other may be older, and the
+    // next save, made from it, would outrank the newer one. The load fails as a save does then
+    // (PlanSave); LoadCopy reads one copy on purpose.
+    for (const CopyInfo* i : {&c.a, &c.b}) {
+      if (i->state != CopyState::kFailed) continue;
+      const Status why = i->why;
+      SetCopies(name, c);
+      return why;
+    }
     // The newest valid copy first; a copy that fails to decode is damaged after all.
     for (int attempt = 0; attempt < 2; ++attempt) {
       const std::optional<Copy> newest = c.Newest();
@@ -527,8 +536,13 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
 
   Status DeleteBoth(const FileName& name, std::string_view slot) {
     // The older copy first, so a crash between the two leaves the newest save, never an older one
-    // brought back.
-    const std::optional<Copy> newest = GetCopies(name).Newest();
+    // brought back: which one that is is read first when no store knows yet. A copy that could
+    // not be read may be the newest, so nothing is deleted then.
+    const Copies known = KnownCopies(name, slot);
+    for (const CopyInfo* i : {&known.a, &known.b}) {
+      if (i->state == CopyState::kFailed) return i->why;
+    }
+    const std::optional<Copy> newest = known.Newest();
     const FileName first = name.copy() == newest ? name.Other() : name;
     // Whatever happens now, what was known is stale until both are gone.
     SetCopies(name, Copies());
@@ -874,7 +888,24 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     wait.cv.wait(lock, [&wait] { return wait.left == 0; });
   }
 
-  // Rebuilds the index from the saves' headers (prelude and header of each copy only).
+  // The header of slot copy `name` from its first bytes only, and (`size`) the file size its
+  // prelude records. Damaged when the header names no slot, or a slot whose copy is not `name`
+  // (a file renamed or copied by hand: it is not that slot's save), as CheckCopy refuses it.
+  Result<format::Header> ReadSlotHeader(const FileName& name, std::uint64_t* size) {
+    ROLLY_ASSIGN_OR_RETURN(Bytes prelude, ReadPrefixNow(backend_, name, format::kPreludeSize));
+    ROLLY_ASSIGN_OR_RETURN(const format::Prelude p, format::ReadPrelude(prelude));
+    ROLLY_ASSIGN_OR_RETURN(Bytes head, ReadPrefixNow(backend_, name, p.header_end()));
+    ROLLY_ASSIGN_OR_RETURN(format::Header h, format::ReadHeader(head));
+    const Result<FileName> own = FileName::ForSlot(options_.prefix, h.slot_name, name.copy());
+    if (h.slot_name.empty() || !own.ok() || !(*own == name)) {
+      return DamagedError(fmt::format("header: holds slot \"{}\"", h.slot_name));
+    }
+    *size = p.file_size;
+    return h;
+  }
+
+  // Rebuilds the index from the saves' headers (prelude and header of each copy only). A copy
+  // that cannot be read fails the rebuild with its status (StorageFailed, SignedOut).
   Result<std::map<std::string, SlotInfo>> RebuildIndex() {
     std::map<std::string, SlotInfo> out;
     if (!backend_.can_list()) return out;
@@ -891,18 +922,11 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
       } seen[2];
       const FileName both[2] = {name, name.Other()};
       for (int i = 0; i < 2; ++i) {
-        Result<Bytes> prelude = ReadPrefixNow(backend_, both[i], format::kPreludeSize);
-        if (!prelude.ok()) {
-          seen[i].state = StateOf(prelude.status());
-          continue;
-        }
-        Result<format::Prelude> p = format::ReadPrelude(*prelude);
-        Result<format::Header> h = p.status();
-        if (p.ok()) {
-          Result<Bytes> head = ReadPrefixNow(backend_, both[i], p->header_end());
-          h = head.ok() ? format::ReadHeader(*head) : Result<format::Header>(head.status());
-          seen[i].size = p->file_size;
-        }
+        Result<format::Header> h = ReadSlotHeader(both[i], &seen[i].size);
+        // A copy that could not be read may hold the slot's newest save: a rebuild without it
+        // would list the slot wrongly, or not at all, and be kept. It fails instead, keeping
+        // nothing, and the next listing tries again.
+        if (StateOf(h.status()) == CopyState::kFailed) return h.status();
         seen[i].state = StateOf(h.status());
         if (h.ok()) seen[i].header = std::move(h).value();
       }
@@ -925,17 +949,13 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
           std::find(names.begin(), names.end(), name.Other()) != names.end()) {
         continue;
       }
-      Result<Bytes> prelude = ReadPrefixNow(backend_, name, format::kPreludeSize);
-      if (!prelude.ok()) continue;
-      Result<format::Prelude> p = format::ReadPrelude(*prelude);
-      if (!p.ok()) continue;
-      Result<Bytes> head = ReadPrefixNow(backend_, name, p->header_end());
-      if (!head.ok()) continue;
-      Result<format::Header> h = format::ReadHeader(*head);
-      if (!h.ok() || h->slot_name.empty()) continue;
+      std::uint64_t size = 0;
+      Result<format::Header> h = ReadSlotHeader(name, &size);
+      if (StateOf(h.status()) == CopyState::kFailed) return h.status();
+      if (!h.ok()) continue;
       Copies c;
-      c.b = CopyInfo{CopyState::kValid, h->sequence, p->file_size, Status()};
-      out[h->slot_name] = SlotInfoOf(h->slot_name, *h, c, Copy::kB, p->file_size);
+      c.b = CopyInfo{CopyState::kValid, h->sequence, size, Status()};
+      out[h->slot_name] = SlotInfoOf(h->slot_name, *h, c, Copy::kB, size);
     }
     return out;
   }

@@ -6,7 +6,8 @@
 // the backend reports the write durable that copy counts as damaged. A crash, a kill, a full disk
 // or a torn write during a save therefore leaves the other copy, the last good save, untouched. A
 // load reads and verifies both copies and takes the newest valid one, falling back to the other and
-// saying so in its result.
+// saying so in its result; when a copy cannot be read at all, the load fails rather than risk
+// returning an older save.
 //
 // Order. Every file has one queue for the whole process (shared by every Store over the same
 // backend object): saves, loads, deletes and copies of the same slot run one after another in the
@@ -218,7 +219,8 @@ class Store {
   //   NotFound       neither copy exists;
   //   Damaged        no copy is valid (the message names each copy's damage);
   //   NewerVersion   the newest copy needs a newer version, and the other is not valid;
-  //   StorageFailed, SignedOut   the backend could not read;
+  //   StorageFailed, SignedOut   the backend could not read a copy (either one: the copy not
+  //                  read may hold the newest save, so the other is not returned in its place);
   //   InvalidInput   the slot name breaks a rule.
   void Load(std::string_view slot, LoadCallback done);
 
@@ -229,8 +231,10 @@ class Store {
   // which may lag a crash). Statuses as Load.
   void ReadNewestHeader(std::string_view slot, HeaderCallback done);
 
-  // Deletes both copies of `slot` and its index entry. Ok also when the slot did not exist;
-  // StorageFailed or SignedOut from the backend; InvalidInput for a bad name.
+  // Deletes both copies of `slot` and its index entry, the one without the newest save first (read
+  // first when no store knows which). Ok also when the slot did not exist; StorageFailed or
+  // SignedOut from the backend, nothing deleted when a copy could not be read; InvalidInput for a
+  // bad name.
   void Delete(std::string_view slot, std::function<void(Status)> done);
 
   // Copies the newest valid save of `from` into `to` as a new save of `to` (runs in both slots'
@@ -241,7 +245,9 @@ class Store {
   // headers when missing or damaged, listing the backend), as of the saves and deletes that have
   // finished: the list runs on the index's own queue, not after saves still running on their
   // slots'. `done` gets a SlotList that owns its bytes (see SlotList: the views in it live as long
-  // as the list), or StorageFailed or SignedOut when the index can be neither read nor rebuilt.
+  // as the list), or StorageFailed or SignedOut when the index can be neither read nor rebuilt
+  // (a rebuild that cannot read a save's copy keeps nothing: the next listing tries again). A
+  // copy whose header holds another slot's name is not listed.
   // The index is read and checked on the backend's thread when it answers on a thread other than
   // the caller's and the index is small (at most kQuickIndexBytes), else on a worker.
   void ListSlots(ListCallback done);

@@ -902,6 +902,68 @@ TEST_F(StoreTest, SaveRefusesWhenACopyCannotBeReadRatherThanRiskTheLastGoodSave)
   }
 }
 
+// A load that cannot read one copy fails with that copy's status rather than return the other,
+// which may hold an older save: the next save, made from it, would outrank the newer one.
+TEST_F(StoreTest, LoadRefusesWhenACopyCannotBeReadRatherThanReturnAnOlderSave) {
+  MemoryBackend memory;
+  {
+    FaultBackend backend(&memory);
+    Store store(backend, workers_, mailbox_);
+    ASSERT_OK(Save(store, "s", MakeFile("one")).status());
+    ASSERT_OK(Save(store, "s", MakeFile("two")).status());  // b, newest
+  }
+  FaultBackend backend(&memory);
+  Store store(backend, workers_, mailbox_);
+  // The load reads copy a, then copy b.
+  auto rule = backend.Add(FaultRule::Fail(StorageFailedError("io")).On(Op::kRead).Nth(2));
+  EXPECT_THAT(Load(store, "s"), StatusIs(StatusCode::kStorageFailed));
+  backend.Remove(rule);
+  rule = backend.Add(FaultRule::Fail(SignedOutError("user")).On(Op::kRead).Nth(1));
+  EXPECT_THAT(Load(store, "s"), StatusIs(StatusCode::kSignedOut));
+  backend.Remove(rule);
+  ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(store, "s"));
+  EXPECT_EQ(loaded.file.header.title, "two");
+  EXPECT_FALSE(loaded.recovered);
+  EXPECT_OK(Load(store, "s").status());
+}
+
+// A delete removes the copy without the newest save first, reading which one that is when no
+// store knows yet, so a delete cut short leaves the newest save; one that cannot read a copy
+// deletes nothing.
+TEST_F(StoreTest, ADeleteCutShortLeavesTheNewestSaveNeverAnOlderOne) {
+  MemoryBackend memory;
+  {
+    FaultBackend backend(&memory);
+    Store store(backend, workers_, mailbox_);
+    for (const char* title : {"one", "two", "three"}) {
+      ASSERT_OK(Save(store, "s", MakeFile(title)).status());  // a, b, then a newest
+    }
+  }
+  {
+    FaultBackend backend(&memory);
+    Store store(backend, workers_, mailbox_);
+    const auto rule = backend.Add(FaultRule::Fail(StorageFailedError("io")).On(Op::kRead).Nth(2));
+    EXPECT_THAT(Delete(store, "s"), StatusIs(StatusCode::kStorageFailed));
+    backend.Remove(rule);
+    EXPECT_TRUE(memory.Peek(SlotFile("s", Copy::kA)).has_value());
+    EXPECT_TRUE(memory.Peek(SlotFile("s", Copy::kB)).has_value());
+  }
+  {
+    FaultBackend backend(&memory);
+    Store store(backend, workers_, mailbox_);
+    const auto rule =
+        backend.Add(FaultRule::Fail(StorageFailedError("io")).On(Op::kDelete).Nth(2));
+    EXPECT_THAT(Delete(store, "s"), StatusIs(StatusCode::kStorageFailed));
+    backend.Remove(rule);
+  }
+  EXPECT_TRUE(memory.Peek(SlotFile("s", Copy::kA)).has_value());
+  EXPECT_FALSE(memory.Peek(SlotFile("s", Copy::kB)).has_value());
+  FaultBackend backend(&memory);
+  Store store(backend, workers_, mailbox_);
+  ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(store, "s"));
+  EXPECT_EQ(loaded.file.header.title, "three");
+}
+
 // --- The slot index -------------------------------------------------------------------------------
 
 TEST_F(StoreTest, ListSlotsListsEverySlotFromTheIndexWithoutReadingSaves) {
@@ -1078,6 +1140,42 @@ TEST_F(StoreTest, MissingOrDamagedIndexIsRebuiltFromTheHeaders) {
   Store store(backend, workers_, mailbox_);
   ASSERT_OK_AND_ASSIGN(const SlotList rebuilt, List(store));
   EXPECT_EQ(Summary(rebuilt), Summary(original));
+}
+
+// A rebuild that cannot read a save's copy fails and keeps nothing (a later listing or index
+// write rebuilds it whole), and a copy whose header holds another slot is not listed as it.
+TEST_F(StoreTest, AnIndexRebuildThatCannotReadACopyKeepsNothing) {
+  MemoryBackend memory;
+  {
+    FaultBackend backend(&memory);
+    Store store(backend, workers_, mailbox_);
+    ASSERT_OK(Save(store, "x", MakeFile("x1")).status());
+    ASSERT_OK(Save(store, "y", MakeFile("y1")).status());
+    ASSERT_OK(Save(store, "y", MakeFile("y2")).status());  // b, newest
+  }
+  // Slot z's copy a holds y's older save, as a file copied by hand would.
+  memory.Poke(SlotFile("z", Copy::kA), *memory.Peek(SlotFile("y", Copy::kA)));
+  ASSERT_OK(DeleteNow(memory, IndexFile(Copy::kA)));
+  ASSERT_OK(DeleteNow(memory, IndexFile(Copy::kB)));
+  {
+    FaultBackend backend(&memory);
+    Store store(backend, workers_, mailbox_);
+    // The two index copies' first bytes, then x's copy a.
+    const auto rule = backend.Add(FaultRule::Fail(StorageFailedError("io")).On(Op::kRead).Nth(3));
+    EXPECT_THAT(List(store), StatusIs(StatusCode::kStorageFailed));
+    backend.Remove(rule);
+    // The index written with this save is rebuilt whole first.
+    ASSERT_OK(Save(store, "w", MakeFile("w1")).status());
+  }
+  FaultBackend backend(&memory);
+  Store store(backend, workers_, mailbox_);
+  ASSERT_OK_AND_ASSIGN(const SlotList slots, List(store));
+  ASSERT_EQ(slots.size(), 3u);
+  EXPECT_EQ(slots[0].slot, "w");
+  EXPECT_EQ(slots[1].slot, "x");
+  EXPECT_EQ(slots[2].slot, "y");
+  EXPECT_EQ(slots[2].title, "y2");
+  EXPECT_EQ(slots[2].copy, Copy::kB);
 }
 
 TEST_F(StoreTest, StoreWithoutIndexWritesNothingAtAll) {
