@@ -1,4 +1,4 @@
-// Mailbox: a locked queue swapped out whole at each drain.
+// Mailbox: a locked queue, its steps taken off one at a time.
 
 #include "rolly/core/mailbox.h"
 
@@ -15,18 +15,20 @@ void Mailbox::Post(std::function<void()> step) {
 }
 
 std::size_t Mailbox::Drain() {
+  // One step at a time off the shared queue: a step that throws leaves the rest queued, and a
+  // drain inside a step (a callback that flushes) runs them in order, not ahead of the steps of
+  // a batch taken out before it.
   std::size_t ran = 0;
   for (;;) {
-    std::deque<std::function<void()>> batch;
+    std::function<void()> step;
     {
       std::lock_guard lock(mutex_);
-      batch.swap(steps_);
+      if (steps_.empty()) return ran;
+      step = std::move(steps_.front());
+      steps_.pop_front();
     }
-    if (batch.empty()) return ran;
-    for (auto& step : batch) {
-      step();
-      ++ran;
-    }
+    step();
+    ++ran;
   }
 }
 

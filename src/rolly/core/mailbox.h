@@ -3,7 +3,9 @@
 // it waits for something within a deadline (a flush at quit).
 //
 // Steps run on the thread that drains, in the order posted. A step may post further steps; those
-// run in the same drain.
+// run in the same drain. A step may drain too (a callback that flushes): the steps run in the
+// order posted all the same. A step that throws ends the drain with its exception; the steps
+// after it stay queued for the next drain.
 //
 // Thread rules: Post from any thread. Drain and DrainUntil from the game thread only (one thread at
 // a time).
