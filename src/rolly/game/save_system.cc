@@ -221,31 +221,31 @@ void SaveSystem::Progress(LoadStage stage) {
   if (events_) events_->OnLoadProgress(load_->slot, stage);
 }
 
+// The event first, then the callback: a load the callback starts then has its events after this
+// one's end.
 void SaveSystem::FinishLoad(Result<LoadOutcome> result) {
   std::unique_ptr<LoadState> load = std::move(load_);
   if (load == nullptr) return;
-  if (result.ok()) {
-    if (load->done) load->done(std::move(result));
-    if (events_) events_->OnLoadFinished(load->slot, OkStatus());
-    return;
+  const Status s = result.status();
+  if (events_) {
+    if (s.code() == StatusCode::kCancelled) {
+      events_->OnLoadCancelled(load->slot);
+    } else {
+      events_->OnLoadFinished(load->slot, s);
+    }
   }
-  Status s = result.status();
-  if (load->done) load->done(s);
-  if (s.code() == StatusCode::kCancelled) {
-    if (events_) events_->OnLoadCancelled(load->slot);
-  } else if (events_) {
-    events_->OnLoadFinished(load->slot, s);
-  }
+  if (load->done) load->done(std::move(result));
 }
 
 void SaveSystem::Load(std::string_view slot, const LoadOptions& options, LoadCallback done) {
   Status gate = Gate(slot, false);
   std::string name(slot);
   if (!gate.ok()) {
-    Fail([this, done = std::move(done), gate, name, alive = std::weak_ptr<int>(worker_jobs_)] {
+    // Answered by its callback alone: a load refused never started, and the events of the load
+    // running (a second Load is Busy) are that load's.
+    Fail([done = std::move(done), gate, alive = std::weak_ptr<int>(worker_jobs_)] {
       if (alive.expired()) return;
       if (done) done(gate);
-      if (events_) events_->OnLoadFinished(name, gate);
     });
     return;
   }
@@ -343,7 +343,7 @@ void SaveSystem::Tick() { mailbox_.Drain(); }
 Status SaveSystem::Flush(Mailbox::Clock::time_point deadline) {
   bool ended = mailbox_.DrainUntil(
       [this] { return saves_running_ == 0 && load_ == nullptr && *worker_jobs_ == 0; }, deadline);
-  return ended ? OkStatus() : BlockedError("saves or loads were still running at the deadline");
+  return ended ? OkStatus() : BusyError("saves or loads were still running at the deadline");
 }
 
 }  // namespace rolly::game

@@ -17,13 +17,17 @@
 //
 // Statuses of Save: the gates', InvalidData (an object cannot be saved as it is: nothing is
 // written and the slot keeps its previous save), then the store's (NoSpace, StorageFailed,
-// SignedOut). OnSaved hooks run only after the store reported the save written.
+// SignedOut; NewerVersion when both copies hold a newer version's saves; Changed from a
+// versioned backend). OnSaved hooks run only after the store reported the save written.
 // Statuses of Load: the gates', the store's (NotFound, Damaged, NewerVersion, StorageFailed,
-// SignedOut), Damaged or NewerVersion from the record check (nothing of the file applies),
-// NotFound when the saved map cannot be opened, Cancelled when CancelLoad stopped it.
+// SignedOut), Damaged or NewerVersion from the record check (nothing of the file applies), the
+// host's OpenMap status when the saved map cannot be opened (NotFound for a map it lacks),
+// Cancelled when CancelLoad stopped it.
 //
 // Events (SaveEvents), on the game thread: save finished; load started, progress (Reading,
-// Loading Assets, Opening Map, Setting Values), finished, cancelled.
+// Loading Assets, Opening Map, Setting Values), then finished or cancelled, each before the
+// load's callback runs (a load the callback starts has its events after). A load refused at once
+// by a gate fires none: its callback alone answers.
 //
 // Make the save system when the game starts, before play changes the first map: its World learns
 // a map's placed actors when they are initialized, which is how a save knows the ones destroyed
@@ -137,8 +141,8 @@ class SaveSystem {
 
   // Runs the results and events that arrived; call once per frame on the game thread.
   void Tick();
-  // Drives Tick until every save and load asked for has ended, or `deadline` passes (then
-  // Blocked). A game that quits or goes to the background calls it with its bound.
+  // Drives Tick until every save and load asked for has ended, or `deadline` passes (then Busy,
+  // as Store::Flush). A game that quits or goes to the background calls it with its bound.
   Status Flush(Mailbox::Clock::time_point deadline);
 
  private:

@@ -47,6 +47,7 @@
 #include "rolly/scene/internal/chunk_input.h"
 #include "rolly/scene/sample_game.h"
 #include "rolly/scene/scene.h"
+#include "rolly/store/fault_backend.h"
 #include "rolly/store/file_name.h"
 #include "rolly/store/memory_backend.h"
 #include "rolly/store/store.h"
@@ -1864,6 +1865,49 @@ TEST_F(SaveLoadTest, ASaveFromALoadedHookIsBusy) {
   EXPECT_EQ(settings2.loaded, 1);
   ASSERT_TRUE(inner.has_value());
   EXPECT_THAT(*inner, StatusIs(StatusCode::kBusy));
+}
+
+// A load refused at once fires no event (the load running has its own), and a load started from
+// a load's callback has its events after that load's end. Flush past its deadline is Busy.
+TEST_F(SaveLoadTest, ARefusedLoadFiresNoEventAndALoadFromACallbackComesAfter) {
+  auto a = PlayedGame(10);
+  ASSERT_OK(SaveNow(*a, "s"));
+  ASSERT_OK(SaveNow(*a, "t"));
+  RecordingEvents events;
+  a->saves.SetEvents(&events);
+  std::optional<Result<LoadOutcome>> refused, second;
+  a->saves.Load("s", {}, [&](Result<LoadOutcome> r) {
+    EXPECT_OK(r);
+    a->saves.Load("t", {}, [&](Result<LoadOutcome> r2) { second.emplace(std::move(r2)); });
+  });
+  a->saves.Load("s", {}, [&](Result<LoadOutcome> r) { refused.emplace(std::move(r)); });
+  ASSERT_OK(a->saves.Flush(Deadline()));
+  ASSERT_TRUE(refused && second);
+  EXPECT_THAT(*refused, StatusIs(StatusCode::kBusy));
+  EXPECT_OK(*second);
+  const std::vector<std::string> one_load = {"Progress Reading", "Progress Loading Assets",
+                                             "Progress Opening Map", "Progress Setting Values"};
+  std::vector<std::string> want = {"LoadStarted s"};
+  want.insert(want.end(), one_load.begin(), one_load.end());
+  want.push_back("LoadFinished s Ok");
+  want.push_back("LoadStarted t");
+  want.insert(want.end(), one_load.begin(), one_load.end());
+  want.push_back("LoadFinished t Ok");
+  EXPECT_EQ(events.log, want);
+  a->saves.SetEvents(nullptr);
+
+  // A save the backend answers slowly outlasts a Flush whose deadline has passed.
+  store::FaultBackend slow(&backend_);
+  slow.Add(store::FaultRule::Delay(std::chrono::milliseconds(300)).On(store::Op::kWrite));
+  Game g(*registry_, slow, mailbox_, workers_);
+  g.scene.AddMap(kSmallMap, SmallMap());
+  ASSERT_OK(g.scene.Start(kSmallMap));
+  std::optional<Result<SaveOutcome>> saved;
+  g.saves.Save("slow", {}, [&](Result<SaveOutcome> r) { saved.emplace(std::move(r)); });
+  EXPECT_THAT(g.saves.Flush(Mailbox::Clock::now()), StatusIs(StatusCode::kBusy));
+  ASSERT_OK(g.saves.Flush(Deadline()));
+  ASSERT_TRUE(saved.has_value());
+  EXPECT_OK(*saved);
 }
 
 TEST_F(SaveLoadTest, ALoadWhileALoadRunsIsBusy) {
