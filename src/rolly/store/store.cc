@@ -296,13 +296,17 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
   // Queues `work` (which replies) on `base`'s queue; at its turn it runs on a worker. `finished`
   // moves from step to step, so no step still holds the queue once the work is done (a store that
   // closes must let go of every queue: what a queue knows dies with its last holder).
+  // `work` moves from step to step too, never copied: it holds the caller's callback until it
+  // replies, and a copy destroyed on a worker would destroy what the callback owns there, off the
+  // game thread (each operation's work moves the callback into its Reply).
   void RunInTurn(std::string_view base, std::function<void()> work) {
     auto self = shared_from_this();
-    QueueOf(base)->Enqueue([self, work = std::move(work)](FileQueue::Finished finished) {
-      self->workers_.Post([self, work, finished = std::move(finished)]() mutable {
-        work();
-        self->Finish(finished);
-      });
+    QueueOf(base)->Enqueue([self, work = std::move(work)](FileQueue::Finished finished) mutable {
+      self->workers_.Post(
+          [self, work = std::move(work), finished = std::move(finished)]() mutable {
+            work();
+            self->Finish(finished);
+          });
     });
   }
   // Queues the write of `job` on its slot's queue. At its turn, once the chunks are encoded, a
@@ -1110,9 +1114,10 @@ void Store::Load(std::string_view slot, LoadCallback done) {
     return;
   }
   auto self = impl_;
-  self->RunInTurn(name->base(), [self, name = *name, slot = std::string(slot), done] {
-    self->Reply(done, self->LoadNewest(name, slot));
-  });
+  self->RunInTurn(name->base(),
+                  [self, name = *name, slot = std::string(slot), done = std::move(done)]() mutable {
+                    self->Reply(std::move(done), self->LoadNewest(name, slot));
+                  });
 }
 
 void Store::LoadCopy(std::string_view slot, Copy copy, LoadCallback done) {
@@ -1123,9 +1128,10 @@ void Store::LoadCopy(std::string_view slot, Copy copy, LoadCallback done) {
     return;
   }
   auto self = impl_;
-  self->RunInTurn(name->base(), [self, name = *name, slot = std::string(slot), done] {
-    self->Reply(done, self->LoadOne(name, slot));
-  });
+  self->RunInTurn(name->base(),
+                  [self, name = *name, slot = std::string(slot), done = std::move(done)]() mutable {
+                    self->Reply(std::move(done), self->LoadOne(name, slot));
+                  });
 }
 
 void Store::ReadNewestHeader(std::string_view slot, HeaderCallback done) {
@@ -1136,9 +1142,10 @@ void Store::ReadNewestHeader(std::string_view slot, HeaderCallback done) {
     return;
   }
   auto self = impl_;
-  self->RunInTurn(name->base(), [self, name = *name, slot = std::string(slot), done] {
-    self->Reply(done, self->NewestHeader(name, slot));
-  });
+  self->RunInTurn(name->base(),
+                  [self, name = *name, slot = std::string(slot), done = std::move(done)]() mutable {
+                    self->Reply(std::move(done), self->NewestHeader(name, slot));
+                  });
 }
 
 void Store::Delete(std::string_view slot, std::function<void(Status)> done) {
@@ -1149,9 +1156,10 @@ void Store::Delete(std::string_view slot, std::function<void(Status)> done) {
     return;
   }
   auto self = impl_;
-  self->RunInTurn(name->base(), [self, name = *name, slot = std::string(slot), done] {
-    self->Reply(done, self->DeleteBoth(name, slot));
-  });
+  self->RunInTurn(name->base(),
+                  [self, name = *name, slot = std::string(slot), done = std::move(done)]() mutable {
+                    self->Reply(std::move(done), self->DeleteBoth(name, slot));
+                  });
 }
 
 void Store::CopySlot(std::string_view from, std::string_view to, SaveCallback done) {
@@ -1191,9 +1199,10 @@ void Store::ListSlots(ListCallback done) {
   }
   auto self = impl_;
   const std::thread::id asker = std::this_thread::get_id();
-  self->QueueOf(index->base())->Enqueue([self, done, asker](FileQueue::Finished finished) {
-    self->StartList(done, asker, std::move(finished));
-  });
+  self->QueueOf(index->base())
+      ->Enqueue([self, done = std::move(done), asker](FileQueue::Finished finished) mutable {
+        self->StartList(std::move(done), asker, std::move(finished));
+      });
 }
 
 Status Store::Flush(Mailbox::Clock::time_point deadline) {
