@@ -1,5 +1,7 @@
 #include "rolly/game/save_system.h"
 
+#include <exception>
+
 #include <condition_variable>
 #include <mutex>
 #include <utility>
@@ -237,6 +239,21 @@ void SaveSystem::FinishLoad(Result<LoadOutcome> result) {
   if (load->done) load->done(std::move(result));
 }
 
+// Should the game or the host throw while a load is the running one (a listener, OpenMap, a hook,
+// an allocation), the exception leaves the call that runs it and the load ends there: nothing
+// stays armed to apply to a later map, and saves and loads are not Busy for good. Its callback
+// and end event do not run.
+struct SaveSystem::EndLoadOnThrow {
+  SaveSystem* system;
+  const LoadState* state;
+  const int exceptions = std::uncaught_exceptions();
+  ~EndLoadOnThrow() {
+    if (std::uncaught_exceptions() <= exceptions || system->load_.get() != state) return;
+    system->world_->CancelPendingApply();
+    system->load_.reset();
+  }
+};
+
 void SaveSystem::Load(std::string_view slot, const LoadOptions& options, LoadCallback done) {
   Status gate = Gate(slot, false);
   std::string name(slot);
@@ -254,9 +271,10 @@ void SaveSystem::Load(std::string_view slot, const LoadOptions& options, LoadCal
   load_->options = options;
   load_->done = std::move(done);
   load_->started = Clock::now();
+  LoadState* state = load_.get();
+  EndLoadOnThrow ends_if_call_throws{this, state};
   if (events_) events_->OnLoadStarted(name);
   Progress(LoadStage::kReading);
-  LoadState* state = load_.get();
   store_.Load(name, [this, state, alive = std::weak_ptr<int>(worker_jobs_)](
                         Result<store::LoadResult> read) mutable {
     if (alive.expired() || load_.get() != state) return;
@@ -281,6 +299,7 @@ void SaveSystem::Load(std::string_view slot, const LoadOptions& options, LoadCal
         if (!token) return;
         --*token;
         if (load_.get() != state) return;
+        EndLoadOnThrow ends_if_step_throws{this, state};
         if (state->cancelled) return FinishLoad(CancelledError("the load was cancelled"));
         if (!game.ok()) return FinishLoad(game.status());
         LoadOutcome outcome;

@@ -152,6 +152,7 @@ class SaveSystem {
   void Fail(std::function<void()> step);
   void Progress(LoadStage stage);
   void FinishLoad(Result<LoadOutcome> result);
+  struct EndLoadOnThrow;
 
   store::Store& store_;
   world::Host& host_;

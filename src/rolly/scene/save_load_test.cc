@@ -1910,6 +1910,77 @@ TEST_F(SaveLoadTest, ARefusedLoadFiresNoEventAndALoadFromACallbackComesAfter) {
   EXPECT_OK(*saved);
 }
 
+// A scene whose OpenMap throws while armed: a host's map loading failing by an exception.
+class ThrowingScene : public Scene {
+ public:
+  using Scene::Scene;
+  Status OpenMap(std::string_view map) override {
+    if (armed) throw std::runtime_error("the map's assets");
+    return Scene::OpenMap(map);
+  }
+  void PlaceAll(std::span<const std::pair<Guid, world::Placement>> placements) override {
+    if (armed_place) throw std::runtime_error("a placement");
+    Scene::PlaceAll(placements);
+  }
+  bool armed = false;
+  bool armed_place = false;
+};
+
+// A load whose host throws ends with the exception out of the Tick that ran it: the save system
+// is not left loading (Busy) and nothing stays armed to apply to the next map opened.
+TEST_F(SaveLoadTest, ALoadWhoseHostThrowsEndsAndLeavesNothingArmed) {
+  auto a = PlayedGame(10);
+  ASSERT_OK(SaveNow(*a, "s"));
+  ThrowingScene scene(*registry_);
+  scene.AddMap(kMap, sample_map_);
+  scene.AddMap(kOtherMap, BuildSampleMap(20, 5));
+  store::Store store(backend_, workers_, mailbox_);
+  game::SaveSystem saves(store, scene, *registry_, mailbox_, workers_);
+  ASSERT_OK(scene.Start(kOtherMap));
+  RecordingEvents events;
+  saves.SetEvents(&events);
+  scene.armed = true;
+  bool called = false;
+  saves.Load("s", {}, [&](Result<LoadOutcome>) { called = true; });
+  EXPECT_THROW(saves.Flush(Deadline()), std::runtime_error);
+  EXPECT_FALSE(saves.loading());
+  EXPECT_FALSE(called);
+  scene.armed = false;
+  // The next map opens without the save applied to it.
+  events.log.clear();
+  ASSERT_OK(scene.OpenMap(kMap));
+  EXPECT_TRUE(events.log.empty()) << Lines(events.log);
+  ASSERT_OK(saves.Flush(Deadline()));
+  // Saves and loads go on.
+  std::optional<Result<SaveOutcome>> saved;
+  saves.Save("t", {}, [&](Result<SaveOutcome> r) { saved.emplace(std::move(r)); });
+  ASSERT_OK(saves.Flush(Deadline()));
+  ASSERT_TRUE(saved.has_value());
+  EXPECT_OK(*saved);
+  std::optional<Result<LoadOutcome>> loaded;
+  saves.Load("s", {}, [&](Result<LoadOutcome> r) { loaded.emplace(std::move(r)); });
+  ASSERT_OK(saves.Flush(Deadline()));
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_OK(*loaded);
+  saves.SetEvents(nullptr);
+
+  // The host throwing while values are set (keeping the map): the World is not left applying.
+  scene.armed_place = true;
+  game::LoadOptions keep;
+  keep.map = game::MapChoice::kKeepCurrentMap;
+  saves.Load("s", keep, [&](Result<LoadOutcome>) { called = true; });
+  EXPECT_THROW(saves.Flush(Deadline()), std::runtime_error);
+  EXPECT_FALSE(called);
+  EXPECT_FALSE(saves.loading());
+  EXPECT_FALSE(saves.world().applying());
+  scene.armed_place = false;
+  saved.reset();
+  saves.Save("t", {}, [&](Result<SaveOutcome> r) { saved.emplace(std::move(r)); });
+  ASSERT_OK(saves.Flush(Deadline()));
+  ASSERT_TRUE(saved.has_value());
+  EXPECT_OK(*saved);
+}
+
 TEST_F(SaveLoadTest, ALoadWhileALoadRunsIsBusy) {
   auto a = PlayedGame(10);
   ASSERT_OK(SaveNow(*a, "s"));
