@@ -93,7 +93,8 @@ struct SaveOutcome {
 struct LoadOutcome {
   world::ApplyReport report;
   std::string map;
-  // The copy the file came from, and whether it was the older one because the newer failed.
+  // The copy the file came from, and whether the other copy exists but is not valid, so this one
+  // may be the older save (store::LoadResult::recovered).
   store::Copy copy = store::Copy::kA;
   bool recovered = false;
   // Reading and checking (workers), and setting values (game thread).

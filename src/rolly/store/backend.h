@@ -8,9 +8,11 @@
 //           compare versions). Ok means the bytes are durable: they survive a crash, a kill or a
 //           power cut from then on (a backend may name files it keeps only as caches, as the
 //           folder backend does slot indexes). Any other status means the file holds its old
-//           bytes, nothing a reader accepts (a torn write fails its checksums), or, on a backend
-//           over a network whose connection dropped at the commit, possibly the new bytes whole;
-//           never a mix that passes.
+//           bytes, nothing a reader accepts (a torn write fails its checksums), or possibly the
+//           new bytes whole: on a backend over a network whose connection dropped at the commit,
+//           or on the folder backend when the file was renamed into place but the folder's sync
+//           then failed; never a mix that passes. (The store reads such a copy again before it
+//           writes either copy.)
 //   Read    Ok, NotFound, StorageFailed, SignedOut, Damaged (Damaged only from backends that
 //           check a hash of their own, when the bytes do not match it). Ok gives every byte.
 //   ReadPrefix  as Read; Ok gives at most `max_bytes` bytes from the start (fewer when the file

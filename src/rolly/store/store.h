@@ -91,7 +91,9 @@ struct LoadResult {
   format::File file;
   // The copy the file came from.
   Copy copy = Copy::kA;
-  // True when the copy with the higher sequence could not be used and the other one was taken.
+  // True when the other copy exists but is not valid (damaged, or a newer version's): the copy
+  // taken may be the older save, since the one not taken may have held a newer one. (A copy that
+  // could not be read fails the load instead.)
   bool recovered = false;
   // The state of the copy not taken, and why when not valid.
   CopyState other_state = CopyState::kMissing;
@@ -116,7 +118,7 @@ struct SlotView {
   Copy copy = Copy::kA;
   CopyState state_a = CopyState::kMissing;
   CopyState state_b = CopyState::kMissing;
-  // True when the newest save was damaged and a load would take the older copy.
+  // True when the copy a load would not take exists but is not valid (LoadResult::recovered).
   bool recovered = false;
 };
 
