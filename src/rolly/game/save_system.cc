@@ -1,8 +1,7 @@
 #include "rolly/game/save_system.h"
 
-#include <exception>
-
 #include <condition_variable>
+#include <exception>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -180,11 +179,11 @@ void SaveSystem::Save(std::string_view slot, const SaveOptions& options, SaveCal
   // Level memory taken before this capture began is in the file; memory of a level removed since
   // is not, and stays when the file becomes the held save. A save whose capture began before the
   // held save's (or a load's) is not held: see World::SetHeld.
-  const world::WorldCapture::Mark memory_mark = capture->mark();
+  const world::WorldCapture::Mark capture_mark = capture->mark();
   std::shared_ptr<world::WorldCapture> held_capture(std::move(capture));
   store_.Save(name, store::Store::FileMaker(std::move(make)),
               [this, done = std::move(done), name, outcome, started, held_capture, saved,
-               memory_mark, alive = std::weak_ptr<int>(worker_jobs_)](
+               capture_mark, alive = std::weak_ptr<int>(worker_jobs_)](
                   Result<store::SaveInfo> info) mutable {
                 if (alive.expired()) return;
                 --saves_running_;
@@ -198,15 +197,15 @@ void SaveSystem::Save(std::string_view slot, const SaveOptions& options, SaveCal
                 // The world holds what this save wrote, so the next one keeps the same records.
                 // Decoding it again runs on a worker.
                 ++*worker_jobs_;
-                workers_.Post([this, saved, memory_mark, alive]() {
+                workers_.Post([this, saved, capture_mark, alive]() {
                   auto game =
                       world::LoadedGame::Check(std::move(*saved), registry_, PostTo(workers_));
-                  mailbox_.Post([this, game = std::move(game), memory_mark, alive]() mutable {
+                  mailbox_.Post([this, game = std::move(game), capture_mark, alive]() mutable {
                     auto token = alive.lock();
                     if (!token) return;
                     --*token;
                     if (game.ok() && load_ == nullptr) {
-                      world_->SetHeld(std::move(*game), memory_mark);
+                      world_->SetHeld(std::move(*game), capture_mark);
                     }
                   });
                 });
