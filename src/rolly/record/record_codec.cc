@@ -907,15 +907,12 @@ bool CheckedPayload::CheckSplit(const Bytes& bytes, FileBudget* budget,
   if (!ReadHead(in, &count, &tables).ok() || count < 3) return false;
   FileBudget first = budget ? *budget : FileBudget{};
   if (!ChargeTables(tables, &first).ok()) return false;
-  // The second half starts at record `mid`: the sizes of the records before it are walked to
-  // find where (a varint each, a small part of checking them).
-  const std::uint64_t mid = 1 + (count - 1) / 2;
-  ByteReader at_mid = in;
-  ByteView record;
-  for (std::uint64_t i = 1; i < mid; ++i) {
-    if (!ReadSized(at_mid, &record)) return false;
-  }
-  const std::size_t split_at = at_mid.position();
+  // The second half starts at record `mid`. Its thread first walks the sizes of the records
+  // before it to find where (a varint each), while this thread checks them from the start, so
+  // the first half is the larger by about what that walk costs.
+  const std::uint64_t mid = 1 + (count - 1) * kSplitFirstShare / 100;
+  const ByteReader at_first = in;
+  std::size_t split_at = 0;  // where the second half starts, once its thread walked there
 
   // The second half's check, run by whichever thread claims it first. The task handed to `post`
   // may run after this function returned (when the caller claimed it): it then touches nothing
@@ -938,7 +935,15 @@ bool CheckedPayload::CheckSplit(const Bytes& bytes, FileBudget* budget,
   second_spans.reserve(count - mid);
   Status second_status;
   auto check_second = [&] {
-    ByteReader rest = at_mid;
+    ByteReader rest = at_first;
+    ByteView record;
+    for (std::uint64_t i = 1; i < mid; ++i) {
+      if (!ReadSized(rest, &record)) {
+        second_status = DamagedError("split");  // the check in order says why
+        return;
+      }
+    }
+    split_at = rest.position();
     second_status = CheckRange(rest, mid, count, count, tables, &second_budget, sections,
                                bytes.data(), &second_spans);
     if (second_status.ok() && !(rest.ok() && rest.empty())) {
@@ -972,7 +977,6 @@ bool CheckedPayload::CheckSplit(const Bytes& bytes, FileBudget* budget,
   spans.reserve(count - 1);
   Status first_status = CheckRange(in, 1, mid, count, tables, &first, sections, bytes.data(),
                                    &spans);
-  if (first_status.ok() && in.position() != split_at) first_status = DamagedError("split");
   join_on_exit.second = nullptr;
   if (!second->claimed.exchange(true)) {
     // No worker took it: it runs here, unless the first half failed (the check in order then
@@ -982,6 +986,7 @@ bool CheckedPayload::CheckSplit(const Bytes& bytes, FileBudget* budget,
     second->Wait();
     if (second->threw) return false;
   }
+  if (first_status.ok() && in.position() != split_at) first_status = DamagedError("split");
   if (!first_status.ok() || !second_status.ok()) return false;
   // Each bound is on a running total that only grows, so the halves' sum within it is the check
   // in order passing it.

@@ -156,6 +156,9 @@ class CheckedPayload {
   using Post = std::function<void(std::function<void()>)>;
   // The smallest payload the check below splits.
   static constexpr std::size_t kSplitBytes = std::size_t{1} << 20;
+  // The first half's share of the records, in percent, when the check is split (the second
+  // half's thread first walks the first half's record sizes).
+  static constexpr std::uint64_t kSplitFirstShare = 52;
   // Check with `sections`, on two threads: for a payload of at least `split_bytes` bytes, the
   // second half of its records is checked in a task handed to `post` while the calling thread
   // checks the first, and the caller runs that task itself when no thread has taken it by then
