@@ -291,24 +291,51 @@ std::optional<std::uint32_t> ChunkTables::FindLayout(const Layout& layout) const
 }
 
 std::string ChunkTables::Describe(std::uint32_t index) const {
-  if (index >= types_.size()) return "?";
+  std::string out;
+  if (!DescribeInto(index, &out)) out.append("...");
+  return out;
+}
+
+// Appends type `index`'s description to `out`; false, appending nothing more, once `out` holds
+// kMaxDescription bytes. A file's types may nest maps of maps whose whole text doubles at each
+// level: the walk stops where the text does, so it visits about as many types as it names.
+bool ChunkTables::DescribeInto(std::uint32_t index, std::string* out) const {
+  if (out->size() >= kMaxDescription) return false;
+  if (index >= types_.size()) {
+    out->append("?");
+    return true;
+  }
   const SavedType& t = types_[index];
-  std::string kind(SavedKindName(t.kind));
+  const std::string_view kind = SavedKindName(t.kind);
   switch (t.kind) {
     case SavedKind::kEnum:
-      return "Enum " + names_[t.a].str();
+      out->append("Enum ").append(names_[t.a].view().substr(0, kMaxDescription));
+      return true;
     case SavedKind::kStruct:
-      return "Struct " + names_[layouts_[t.a].name].str();
+      out->append("Struct ").append(names_[layouts_[t.a].name].view().substr(0, kMaxDescription));
+      return true;
     case SavedKind::kMap:
-      return kind + "<" + Describe(t.a) + ", " + Describe(t.b) + ">";
+      out->append(kind).append("<");
+      if (!DescribeInto(t.a, out)) return false;
+      out->append(", ");
+      if (!DescribeInto(t.b, out)) return false;
+      out->append(">");
+      return true;
     case SavedKind::kArray:
-      return kind + "<" + Describe(t.a) + ", " + std::to_string(t.count) + ">";
+      out->append(kind).append("<");
+      if (!DescribeInto(t.a, out)) return false;
+      out->append(", ").append(std::to_string(t.count)).append(">");
+      return true;
     case SavedKind::kVector:
     case SavedKind::kSet:
     case SavedKind::kOptional:
-      return kind + "<" + Describe(t.a) + ">";
+      out->append(kind).append("<");
+      if (!DescribeInto(t.a, out)) return false;
+      out->append(">");
+      return true;
     default:
-      return kind;
+      out->append(kind);
+      return true;
   }
 }
 

@@ -182,13 +182,16 @@ class ChunkTables {
 
   // Saved-type nesting depth of type `index` (1 for a scalar or struct).
   int Depth(std::uint32_t index) const { return depths_[index]; }
-  // "Vector<Map<Name, Struct Lock>>".
+  // "Vector<Map<Name, Struct Lock>>", for messages: cut with "..." once past kMaxDescription
+  // bytes (a file's types may nest deeply enough that the whole text would not fit in memory).
   std::string Describe(std::uint32_t type) const;
+  static constexpr std::size_t kMaxDescription = 256;
 
   // Writes the TABLES record (kind byte included).
   void Encode(ByteWriter& out) const;
 
  private:
+  bool DescribeInto(std::uint32_t type, std::string* out) const;
   friend Result<ChunkTables> DecodeTables(ByteView record);
   Result<std::uint32_t> AddLiveType(const reflect::Type& type, int depth, bool whole);
   std::uint32_t Push(const SavedType& type);

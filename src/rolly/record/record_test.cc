@@ -749,6 +749,21 @@ TEST_F(EverythingTest, UnsaveableValuesAreInvalidData) {
               StatusIs(StatusCode::kInvalidData));
 }
 
+// A type's description, which messages carry, stays short however deeply a file nests maps of
+// maps (whose whole text doubles at each level): it is cut, and so is the walk behind it.
+TEST(TablesTest, ADescriptionOfDeeplyNestedTypesIsCut) {
+  ChunkTables tables;
+  const std::uint32_t boolean = tables.AddType({SavedKind::kBool});
+  EXPECT_EQ(tables.Describe(tables.AddType({SavedKind::kVector, boolean})), "Vector<Bool>");
+  std::uint32_t type = boolean;
+  for (int level = 0; level < 63; ++level) type = tables.AddType({SavedKind::kMap, type, type});
+  const std::string text = tables.Describe(type);
+  EXPECT_TRUE(text.starts_with("Map<Map<Map<")) << text;
+  EXPECT_TRUE(text.ends_with("...")) << text;
+  EXPECT_LE(text.size(), ChunkTables::kMaxDescription + 16);
+  EXPECT_EQ(tables.Describe(static_cast<std::uint32_t>(tables.types().size())), "?");
+}
+
 TEST(TablesTest, UnsupportedSavedKindIsNewerVersion) {
   Bytes payload;
   ByteWriter w(&payload);
