@@ -192,7 +192,7 @@ std::string Applier::PathText(const Path* path) {
 }
 
 void Applier::Message(std::string text) {
-  if (messages_ != nullptr) messages_->push_back(std::move(text));
+  if (Keeps()) messages_->push_back(std::move(text));
 }
 
 bool Applier::Matches(std::uint32_t saved, const Type& live) {
@@ -291,7 +291,7 @@ Status Applier::ReadFields(ByteReader& in, std::uint32_t layout, const reflect::
       continue;
     }
     if (!b.matches) {
-      Message(path ? PathText(path) + ": " + b.skip_message : b.skip_message);
+      if (Keeps()) Message(path ? PathText(path) + ": " + b.skip_message : b.skip_message);
       ROLLY_RETURN_IF_ERROR(Skip(in, b.saved_type));
       continue;
     }
@@ -338,7 +338,7 @@ Status Applier::Read(ByteReader& in, std::uint32_t saved, const Type& live, void
       std::optional<std::int64_t> number = registry_.FindEnumValue(*live.enum_info, value_name);
       if (number) {
         live.enum_ops->set(v, *number);
-      } else {
+      } else if (Keeps()) {
         Message("field " + PathText(path) + ": enum " + live.enum_info->name().str() +
                 " has no value " + value_name.str() + ": left as it was");
       }
@@ -417,7 +417,9 @@ Status Applier::Read(ByteReader& in, std::uint32_t saved, const Type& live, void
             ROLLY_RETURN_IF_ERROR(Skip(in, t.b));
           }
         }
-        if (!inserted) Message("field " + PathText(path) + ": a key saved twice: kept the first");
+        if (!inserted && Keeps()) {
+          Message("field " + PathText(path) + ": a key saved twice: kept the first");
+        }
       }
       return OkStatus();
     }

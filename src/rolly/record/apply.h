@@ -76,6 +76,13 @@ class Applier {
   // forgets them.
   void RunLoadedHooks();
 
+  // The most lines a `messages` vector is given: an apply adds none past it, and counts them in
+  // messages_dropped() instead. A file can make a message of every value of a vector of 2^24,
+  // and each a kilobyte long.
+  static constexpr std::size_t kMaxMessages = 1000;
+  // Messages not added, since this applier was made, because their vector held kMaxMessages.
+  std::size_t messages_dropped() const { return dropped_; }
+
  private:
   struct FieldBinding {
     std::uint32_t saved_type = 0;
@@ -123,6 +130,14 @@ class Applier {
   };
   static std::string PathText(const Path* path);
   void Message(std::string text);
+  // Whether a message now would be kept; counts it as dropped when not (the caller then makes
+  // no text for it).
+  bool Keeps() {
+    if (messages_ == nullptr) return false;
+    if (messages_->size() < kMaxMessages) return true;
+    ++dropped_;
+    return false;
+  }
 
   // Inline (defined in apply.cc, its only user): every record and struct value asks.
   inline const Binding& Bind(std::uint32_t layout, const reflect::ClassInfo& cls, bool whole);
@@ -158,6 +173,7 @@ class Applier {
   std::vector<const Binding*> quick_;
   std::map<std::uint32_t, const reflect::Type*> bag_types_;
   std::vector<std::string>* messages_ = nullptr;
+  std::size_t dropped_ = 0;
   // The record being applied: its INLN entries, and for each owned value met so far (in INLN
   // order) the object its entry applies to ({null, null}: skipped).
   std::vector<Entry> entries_;

@@ -838,6 +838,9 @@ struct V2Options {
   bool retype_health = false;
   bool rename_redirect = false;
   bool enum_redirect = false;
+  // The record applied this many times by one applier, which counts the messages it dropped.
+  int applies = 1;
+  std::size_t* dropped = nullptr;
 };
 
 Status LoadV2(ByteView bytes, const V2Options& o, DoorV2* d, std::vector<std::string>* messages) {
@@ -861,7 +864,12 @@ Status LoadV2(ByteView bytes, const V2Options& o, DoorV2* d, std::vector<std::st
   ROLLY_RETURN_IF_ERROR(r.Finish());
   ROLLY_ASSIGN_OR_RETURN(Payload p, DecodePayload(bytes));
   Applier applier(r, p);
-  return applier.Apply(p.records[0], *r.FindClass<DoorV2>(), d, messages);
+  for (int k = 1; k < o.applies; ++k) {
+    ROLLY_RETURN_IF_ERROR(applier.Apply(p.records[0], *r.FindClass<DoorV2>(), d, messages));
+  }
+  const Status s = applier.Apply(p.records[0], *r.FindClass<DoorV2>(), d, messages);
+  if (o.dropped != nullptr) *o.dropped = applier.messages_dropped();
+  return s;
 }
 
 DoorV1 SampleDoor() {
@@ -901,6 +909,32 @@ TEST(EvolutionTest, RetypedFieldIsSkippedWithAMessage) {
   EXPECT_EQ(d.label, "front");
   EXPECT_TRUE(AnyHas(messages, "field Health was saved as Int32 and is now String: skipped"))
       << ::testing::PrintToString(messages);
+}
+
+// The messages an apply gives stop at kMaxMessages (a file can ask for millions); the rest are
+// counted, and the values are applied all the same.
+TEST(EvolutionTest, MessagesStopAtTheirBoundAndTheRestAreCounted) {
+  const Bytes saved = SaveV1(SampleDoor(), "Open");
+  DoorV2 d;
+  std::vector<std::string> one;
+  ASSERT_THAT(LoadV2(saved, {.retype_health = true}, &d, &one), IsOk());
+  const std::size_t per_apply = one.size();
+  ASSERT_GE(per_apply, 2u);
+  const int applies = static_cast<int>(Applier::kMaxMessages / per_apply) + 1;
+  std::vector<std::string> messages;
+  std::size_t dropped = 0;
+  ASSERT_THAT(LoadV2(saved, {.retype_health = true, .applies = applies, .dropped = &dropped}, &d,
+                     &messages),
+              IsOk());
+  EXPECT_EQ(messages.size(), Applier::kMaxMessages);
+  EXPECT_EQ(dropped, per_apply * static_cast<std::size_t>(applies) - Applier::kMaxMessages);
+  EXPECT_GT(dropped, 0u);
+  EXPECT_EQ(d.label, "front");
+  // At the bound exactly, none is dropped.
+  std::vector<std::string> exactly(Applier::kMaxMessages - per_apply, "earlier");
+  ASSERT_THAT(LoadV2(saved, {.retype_health = true, .dropped = &dropped}, &d, &exactly), IsOk());
+  EXPECT_EQ(exactly.size(), Applier::kMaxMessages);
+  EXPECT_EQ(dropped, 0u);
 }
 
 TEST(EvolutionTest, RenamedFieldLoadsThroughARedirectOnly) {

@@ -1288,7 +1288,10 @@ class World::Applier {
     }
     ApplyPass(0, false);
     host_.PlaceAll(placements_);
-    for (auto& [chunk, apply] : appliers_) apply.applier->RunLoadedHooks();
+    for (auto& [chunk, apply] : appliers_) {
+      apply.applier->RunLoadedHooks();
+      report_->messages_dropped += apply.applier->messages_dropped();
+    }
     return OkStatus();
   }
 
@@ -1320,7 +1323,13 @@ class World::Applier {
     Object object;
   };
 
-  void Message(std::string text) { report_->messages.push_back(std::move(text)); }
+  void Message(std::string text) {
+    if (report_->messages.size() < record::Applier::kMaxMessages) {
+      report_->messages.push_back(std::move(text));
+    } else {
+      ++report_->messages_dropped;
+    }
+  }
 
   // Each record's object by subject (Resolve's look-up by ID), as the finds left it: a record
   // taken or an actor spawned sets its subject's object, in targets_ order, and the records

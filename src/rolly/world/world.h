@@ -94,8 +94,11 @@ struct ApplyReport {
   std::size_t waiting = 0;
   // Records not applied because their object is of another class (ClassMismatch).
   std::size_t class_mismatches = 0;
-  // One line per value skipped, record kept or mismatch, naming the object.
+  // One line per value skipped, record kept or mismatch, naming the object: at most
+  // record::Applier::kMaxMessages of them (a file can ask for millions), the rest counted in
+  // messages_dropped.
   std::vector<std::string> messages;
+  std::size_t messages_dropped = 0;
 };
 
 // What the World did with a streamed level's records (World::SetLevelListener), for the game's log
