@@ -3302,11 +3302,12 @@ TEST_F(LevelMemoryTest, ASaveCapturedBeforeTheHeldOneOrALoadIsNotHeldOverIt) {
     return game.ok() ? *game : nullptr;
   };
   ASSERT_OK(a->scene.AddLevel(kCellar));
+  // Each capture's steps run before the world changes (its objects must stay while it steps).
   std::unique_ptr<world::WorldCapture> older = w.BeginCapture();  // the Cellar as the map has it
+  const auto older_game = held_from(*older);
   ChangeCellar(*a);
   ASSERT_OK(a->scene.RemoveLevel(kCellar));
   std::unique_ptr<world::WorldCapture> newer = w.BeginCapture();  // the Cellar remembered
-  const auto older_game = held_from(*older);
   const auto newer_game = held_from(*newer);
   ASSERT_NE(older_game, nullptr);
   ASSERT_NE(newer_game, nullptr);
