@@ -116,6 +116,12 @@ class StoreTest : public ::testing::Test {
     ++callbacks_;
   }
 
+  // Saves a file titled each of `titles`, in order, into `slot` through a backend object of its
+  // own over `memory`: what the stores over one backend object know of a slot is shared, and a
+  // test's next part must start knowing nothing.
+  void SaveEach(MemoryBackend& memory, std::string_view slot,
+                std::initializer_list<const char*> titles);
+
   // Asks through `ask` (which gets the callback), flushes, and returns what the callback got.
   template <typename T, typename Ask>
   T Run(Store& store, Ask ask) {
@@ -183,6 +189,15 @@ class StoreTest : public ::testing::Test {
   std::atomic<int> off_game_thread_{0};
   int callbacks_ = 0;
 };
+
+void StoreTest::SaveEach(MemoryBackend& memory, std::string_view slot,
+                         std::initializer_list<const char*> titles) {
+  FaultBackend backend(&memory);
+  Store store(backend, workers_, mailbox_);
+  for (const char* title : titles) {
+    ASSERT_OK(Save(store, slot, MakeFile(title)).status()) << title;
+  }
+}
 
 // --- Two copies ----------------------------------------------------------------------------------
 
@@ -867,12 +882,7 @@ TEST_F(StoreTest, SaveRefusesWhenACopyCannotBeReadRatherThanRiskTheLastGoodSave)
   // Each part uses a backend object of its own over the same files: what the stores over one
   // backend object know of a slot is shared, and each part must start knowing nothing.
   MemoryBackend memory;
-  {
-    FaultBackend backend(&memory);
-    Store store(backend, workers_, mailbox_);
-    ASSERT_OK(Save(store, "s", MakeFile("one")).status());
-    ASSERT_OK(Save(store, "s", MakeFile("two")).status());  // b, newest
-  }
+  ASSERT_NO_FATAL_FAILURE(SaveEach(memory, "s", {"one", "two"}));  // b newest
   {
     // Copy b unreadable, and the write cut: before, the save went to b and tore it.
     FaultBackend backend(&memory);
@@ -906,12 +916,7 @@ TEST_F(StoreTest, SaveRefusesWhenACopyCannotBeReadRatherThanRiskTheLastGoodSave)
 // which may hold an older save: the next save, made from it, would outrank the newer one.
 TEST_F(StoreTest, LoadRefusesWhenACopyCannotBeReadRatherThanReturnAnOlderSave) {
   MemoryBackend memory;
-  {
-    FaultBackend backend(&memory);
-    Store store(backend, workers_, mailbox_);
-    ASSERT_OK(Save(store, "s", MakeFile("one")).status());
-    ASSERT_OK(Save(store, "s", MakeFile("two")).status());  // b, newest
-  }
+  ASSERT_NO_FATAL_FAILURE(SaveEach(memory, "s", {"one", "two"}));  // b newest
   FaultBackend backend(&memory);
   Store store(backend, workers_, mailbox_);
   // The load reads copy a, then copy b.
@@ -932,13 +937,7 @@ TEST_F(StoreTest, LoadRefusesWhenACopyCannotBeReadRatherThanReturnAnOlderSave) {
 // deletes nothing.
 TEST_F(StoreTest, ADeleteCutShortLeavesTheNewestSaveNeverAnOlderOne) {
   MemoryBackend memory;
-  {
-    FaultBackend backend(&memory);
-    Store store(backend, workers_, mailbox_);
-    for (const char* title : {"one", "two", "three"}) {
-      ASSERT_OK(Save(store, "s", MakeFile(title)).status());  // a, b, then a newest
-    }
-  }
+  ASSERT_NO_FATAL_FAILURE(SaveEach(memory, "s", {"one", "two", "three"}));  // a newest
   {
     FaultBackend backend(&memory);
     Store store(backend, workers_, mailbox_);
@@ -1146,13 +1145,8 @@ TEST_F(StoreTest, MissingOrDamagedIndexIsRebuiltFromTheHeaders) {
 // write rebuilds it whole), and a copy whose header holds another slot is not listed as it.
 TEST_F(StoreTest, AnIndexRebuildThatCannotReadACopyKeepsNothing) {
   MemoryBackend memory;
-  {
-    FaultBackend backend(&memory);
-    Store store(backend, workers_, mailbox_);
-    ASSERT_OK(Save(store, "x", MakeFile("x1")).status());
-    ASSERT_OK(Save(store, "y", MakeFile("y1")).status());
-    ASSERT_OK(Save(store, "y", MakeFile("y2")).status());  // b, newest
-  }
+  ASSERT_NO_FATAL_FAILURE(SaveEach(memory, "x", {"x1"}));
+  ASSERT_NO_FATAL_FAILURE(SaveEach(memory, "y", {"y1", "y2"}));  // b newest
   // Slot z's copy a holds y's older save, as a file copied by hand would.
   memory.Poke(SlotFile("z", Copy::kA), *memory.Peek(SlotFile("y", Copy::kA)));
   ASSERT_OK(DeleteNow(memory, IndexFile(Copy::kA)));

@@ -1915,15 +1915,15 @@ Status World::Apply(std::shared_ptr<const LoadedGame> game, ApplyReport* report)
   ApplyReport local;
   if (report == nullptr) report = &local;
   applying_ = true;
-  // A host call or hook that throws ends the apply: the World is not left applying (Busy) for
-  // good. What it changed stays changed, as with any exception out of the game's own code.
+  // Applying until this call ends, however it ends: a host call or hook that throws does not
+  // leave the World applying (Busy) for good. What it changed stays changed, as with any
+  // exception out of the game's own code.
   struct Applying {
     bool& on;
     ~Applying() { on = false; }
   } applying{applying_};
   Applier applier(*this, game, report);
   Status s = applier.Run();
-  applying_ = false;
   SetHeld(std::move(game));
   return s;
 }
