@@ -195,7 +195,14 @@ Result<std::uint32_t> ChunkTables::AddLiveType(const reflect::Type& type, int de
       break;
     }
     case SavedKind::kStruct: {
-      ROLLY_ASSIGN_OR_RETURN(saved.a, AddLayout(*type.class_info, whole));
+      // Asked of the plan, not the layout: a struct holding containers of itself meets its own
+      // layout here while it is still being filled.
+      const reflect::ClassInfo& cls = *type.class_info;
+      if ((whole ? cls.WholePlan() : cls.Plan()).fields.empty()) {
+        return InvalidDataError("struct " + cls.name().str() +
+                                " saves no fields, so a container of it cannot be saved");
+      }
+      ROLLY_ASSIGN_OR_RETURN(saved.a, AddLayout(cls, whole));
       break;
     }
     case SavedKind::kMap: {
@@ -500,6 +507,11 @@ Result<ChunkTables> DecodeTables(ByteView record) {
   for (auto [type, layout] : struct_layouts) {
     if (layout >= tables.layouts_.size()) {
       return damaged("type " + std::to_string(type) + " names a layout past the table");
+    }
+    // Every value then takes at least one byte, so walking a record's values costs at most a
+    // few steps per byte (a struct of structs of no fields would cost steps without bytes).
+    if (tables.layouts_[layout].fields.empty()) {
+      return damaged("type " + std::to_string(type) + " is a struct of no fields");
     }
   }
   if (!in.VarintAtMost(std::min<std::uint64_t>(kMaxBagLayoutsPerChunk, in.remaining()), &count)) {

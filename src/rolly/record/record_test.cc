@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <map>
@@ -12,6 +13,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
@@ -791,6 +793,127 @@ TEST(TablesTest, RepeatedNamesAndForwardTypeIndexesAreDamaged) {
   tables = {0, 0, 1, static_cast<std::uint8_t>(SavedKind::kVector), 0, 0};
   w.LengthPrefixed(tables);
   EXPECT_THAT(DecodePayload(payload), StatusIs(StatusCode::kDamaged));
+}
+
+// Tables holding a struct type of `layouts` levels (layout k holds two fields of the struct of
+// layout k - 1; layout 0 has `first_fields` Bool fields) and a record of the top layout, whose
+// PROP is `prop`.
+Bytes StructTower(int layouts, int first_fields, const Bytes& prop) {
+  Payload p;
+  ChunkTables& t = p.tables;
+  const std::uint32_t name = *t.AddName(Name("Tower"));
+  const std::uint32_t a = *t.AddName(Name("a"));
+  const std::uint32_t b = *t.AddName(Name("b"));
+  const std::uint32_t boolean = t.AddType({SavedKind::kBool});
+  Layout first{name, {}};
+  for (int f = 0; f < first_fields; ++f) {
+    first.fields.push_back({*t.AddName(Name("f" + std::to_string(f))), boolean});
+  }
+  std::uint32_t layout = t.AppendLayout(first);
+  for (int k = 1; k < layouts; ++k) {
+    const std::uint32_t below = t.AddType({SavedKind::kStruct, layout});
+    layout = t.AppendLayout({name, {{a, below}, {b, below}}});
+  }
+  Record r;
+  r.subject = Guid(3, 3);
+  r.layout = layout;
+  r.sections.push_back({kPropSection, prop});
+  p.records.push_back(r);
+  Result<Bytes> bytes = EncodePayload(p);
+  EXPECT_THAT(bytes, IsOk());
+  return *bytes;
+}
+
+// A struct type of no fields is refused with the tables: its values would take no bytes, so a
+// few hundred bytes of layouts holding two structs of the one before could make the check walk
+// 2^64 values (it walked without end before the rule), and a 4-byte vector count make an apply
+// construct millions of elements.
+TEST(TablesTest, AStructTypeOfNoFieldsIsDamaged) {
+  EXPECT_THAT(DecodePayload(StructTower(64, 0, {})),
+              StatusIs(StatusCode::kDamaged, HasSubstr("struct of no fields")));
+  EXPECT_THAT(CheckedPayload::Check(StructTower(2, 0, {})),
+              StatusIs(StatusCode::kDamaged, HasSubstr("struct of no fields")));
+  // With a field at the bottom, each value takes bytes: the tower reads as far as its bytes go.
+  EXPECT_THAT(DecodePayload(StructTower(64, 1, Bytes(4, 1))),
+              StatusIs(StatusCode::kDamaged, HasSubstr("a bool is not 0 or 1")));
+  EXPECT_THAT(DecodePayload(StructTower(3, 1, Bytes(4, 1))), IsOk());
+  // A vector of such structs, by the 4 bytes of a count of 2^24 elements.
+  Payload p;
+  ChunkTables& t = p.tables;
+  const std::uint32_t hollow = t.AppendLayout({*t.AddName(Name("Hollow")), {}});
+  const std::uint32_t vector = t.AddType({SavedKind::kVector, t.AddType({SavedKind::kStruct,
+                                                                          hollow})});
+  Record r;
+  r.subject = Guid(4, 4);
+  r.layout = t.AppendLayout({*t.AddName(Name("Holder")), {{*t.AddName(Name("v")), vector}}});
+  r.sections.push_back({kPropSection, {0x80, 0x80, 0x80, 0x08}});
+  p.records.push_back(r);
+  EXPECT_THAT(DecodePayload(*EncodePayload(p)),
+              StatusIs(StatusCode::kDamaged, HasSubstr("struct of no fields")));
+}
+
+// A struct none of whose members save would save as nothing: a field of one, or of a fixed array
+// of them, is left out of its class's plan; a container or optional of one cannot be saved.
+struct Hollow {
+  std::int32_t scratch = 0;  // registered, not saved
+};
+struct WithHollow {
+  std::int32_t before = 0;
+  Hollow hollow;
+  std::array<Hollow, 2> hollows{};
+  std::int32_t after = 0;
+};
+struct WithHollows {
+  std::vector<Hollow> hollows;
+};
+struct WithMaybeHollow {
+  std::optional<Hollow> maybe;
+};
+
+TEST(TablesTest, FieldsThatWouldSaveAsNothingAreLeftOutAndContainersOfThemRefused) {
+  TypeRegistry r;
+  r.Struct<Hollow>("Hollow").Field("Scratch", &Hollow::scratch, 0);
+  r.Class<WithHollow>("WithHollow")
+      .Field("Before", &WithHollow::before, kSaveGame)
+      .Field("Hollow", &WithHollow::hollow, kSaveGame)
+      .Field("Hollows", &WithHollow::hollows, kSaveGame)
+      .Field("After", &WithHollow::after, kSaveGame);
+  r.Class<WithHollows>("WithHollows").Field("Hollows", &WithHollows::hollows, kSaveGame);
+  r.Class<WithMaybeHollow>("WithMaybeHollow").Field("Maybe", &WithMaybeHollow::maybe, kSaveGame);
+  ASSERT_THAT(r.Finish(), IsOk());
+  const reflect::ClassPlan& plan = r.FindClass<WithHollow>()->Plan();
+  ASSERT_EQ(plan.fields.size(), 2u);
+  EXPECT_EQ(plan.fields[0].name(), Name("Before"));
+  EXPECT_EQ(plan.fields[1].name(), Name("After"));
+  // Such a class saves and loads.
+  WithHollow saved;
+  saved.before = 1;
+  saved.after = 2;
+  Payload p;
+  Result<Record> rec = CaptureObject(*r.FindClass<WithHollow>(), &saved, Guid(5, 5),
+                                     RecordKind::kActor, &p.tables);
+  ASSERT_THAT(rec, IsOk());
+  p.records.push_back(*rec);
+  Result<Payload> decoded = DecodePayload(*EncodePayload(p));
+  ASSERT_THAT(decoded, IsOk());
+  WithHollow loaded;
+  Applier applier(r, *decoded);
+  ASSERT_THAT(applier.Apply(decoded->records[0], *r.FindClass<WithHollow>(), &loaded, nullptr),
+              IsOk());
+  EXPECT_EQ(loaded.before, 1);
+  EXPECT_EQ(loaded.after, 2);
+  // Containers of it, and an optional, are refused at capture, naming the field.
+  WithHollows many;
+  many.hollows.resize(3);
+  ChunkTables tables;
+  EXPECT_THAT(
+      CaptureObject(*r.FindClass<WithHollows>(), &many, Guid(), RecordKind::kActor, &tables),
+      StatusIs(StatusCode::kInvalidData, HasSubstr("field Hollows: struct Hollow saves no fields")));
+  WithMaybeHollow maybe;
+  ChunkTables tables2;
+  EXPECT_THAT(
+      CaptureObject(*r.FindClass<WithMaybeHollow>(), &maybe, Guid(), RecordKind::kActor, &tables2),
+      StatusIs(StatusCode::kInvalidData, HasSubstr("saves no fields")));
 }
 
 // ---- Classes that changed since the save: V1 saves, V2 loads. ----

@@ -45,8 +45,19 @@ bool ClassInfo::IsA(const ClassInfo& other) const {
   return false;
 }
 
-// The fields of `cls` and its bases, bases first, that `keep` accepts.
-static void MakePlan(const ClassInfo* cls, ClassPlan* plan, bool (*keep)(PropertyFlags)) {
+// Whether a value of `type` saves as nothing: a struct whose plan (WholePlan when `whole`) has no
+// fields, or a fixed array of such. A field of one is left out of its class's plan, since the
+// record format refuses a struct type of no fields (its values would take no bytes, and a
+// file could then make a load walk values without end).
+static bool SavesNothing(const Type& type, bool whole) {
+  if (type.kind == Kind::kArray) return SavesNothing(*type.element, whole);
+  if (type.kind != Kind::kStruct) return false;
+  return (whole ? type.class_info->WholePlan() : type.class_info->Plan()).fields.empty();
+}
+
+// The fields of `cls` and its bases, bases first, that `keep` accepts and that save something.
+static void MakePlan(const ClassInfo* cls, ClassPlan* plan, bool (*keep)(PropertyFlags),
+                     bool whole) {
   plan->cls = cls;
   std::vector<std::pair<const ClassInfo*, std::uint32_t>> chain;
   std::uint32_t offset = 0;
@@ -56,7 +67,9 @@ static void MakePlan(const ClassInfo* cls, ClassPlan* plan, bool (*keep)(Propert
   }
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     for (const Property& p : it->first->properties()) {
-      if (keep(p.flags)) plan->fields.push_back({&p, it->second + p.offset, it->first});
+      if (keep(p.flags) && !SavesNothing(*p.type, whole)) {
+        plan->fields.push_back({&p, it->second + p.offset, it->first});
+      }
     }
   }
   // The stretches of saved bytes (fields less than a line apart joined), in offset order.
@@ -91,7 +104,7 @@ void ClassInfo::NoteHooksRead() const {
 const ClassPlan& ClassInfo::MakePlanOnce() const {
   std::call_once(plan_once_, [this] {
     NoteHooksRead();
-    MakePlan(this, &plan_, &IsSaved);
+    MakePlan(this, &plan_, &IsSaved, /*whole=*/false);
     plan_ready_.store(true, std::memory_order_release);
   });
   return plan_;
@@ -100,7 +113,8 @@ const ClassPlan& ClassInfo::MakePlanOnce() const {
 const ClassPlan& ClassInfo::WholePlan() const {
   std::call_once(whole_plan_once_, [this] {
     NoteHooksRead();
-    MakePlan(this, &whole_plan_, [](PropertyFlags f) { return (f & kEditorOnly) == 0; });
+    MakePlan(
+        this, &whole_plan_, [](PropertyFlags f) { return (f & kEditorOnly) == 0; }, /*whole=*/true);
   });
   return whole_plan_;
 }

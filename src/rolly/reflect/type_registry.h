@@ -24,7 +24,10 @@
 //
 // What saves: a field saves when its flags hold kSaveGame and neither kTransient nor
 // kEditorOnly (editor-only data never saves, in an editor either). In a struct the same rule holds
-// for members. A class's plan (ClassInfo::Plan) lists its saved fields, its bases' first, with
+// for members. A field whose value would save as nothing (a struct none of whose members save, or
+// a fixed array of such) is left out: the record format has no struct of no fields. A container
+// or optional of such a struct cannot save (capture fails with InvalidData naming the field), nor
+// can a property bag's property of one. A class's plan (ClassInfo::Plan) lists its saved fields, its bases' first, with
 // the offset of each field from the start of an object of that class: the address of a field in
 // a live object is `static_cast<char*>(object) + field.offset`, no call and no allocation. Plans are
 // made once per class on first use and then shared.
