@@ -2,8 +2,9 @@
 // equal byte for byte, so "Door" and "door" are different names; EqualsIgnoreCase compares the
 // way people read them. Comparing and hashing a Name costs a pointer compare.
 //
-// Interned texts live until the process ends; do not intern unbounded data read from files (the
-// record layer bounds what it interns). The empty text is the None name.
+// Interned texts live until the process ends; do not intern data read from files before it is
+// accepted (the record layer reads a file's names without interning them, and interns one only
+// as a value it hands to the game). The empty text is the None name.
 //
 // Thread rules: Names may be made, copied and compared from any thread.
 

@@ -78,12 +78,22 @@ bool ReadInteger(ByteReader& in, void* v) {
   return ok;
 }
 
+// Name `index` of `tables` as a value for the game: a name the process did not have when the
+// tables were read is interned now.
+[[gnu::cold, gnu::noinline]] Name InternName(const ChunkTables& tables, std::uint32_t index) {
+  return Name(tables.name_text(index));
+}
+inline Name NameValue(const ChunkTables& tables, std::uint32_t index) {
+  const Name name = tables.names()[index];
+  return name.is_none() ? InternName(tables, index) : name;
+}
+
 // Reads a value of a plain kind (IsPlain) into `v`, an object of it; false when the bytes end
-// first or a length or name index is out of range. `names`: the chunk's name table. Inlined where
-// most values are read (a class's fields, a vector's elements), so a plain value costs no call
-// and no Status.
-[[gnu::always_inline]] inline bool ReadPlain(ByteReader& in, Kind kind,
-                                             const std::vector<Name>& names, void* v) {
+// first or a length or name index is out of range. `tables`: the chunk's tables (for names).
+// Inlined where most values are read (a class's fields, a vector's elements), so a plain value
+// costs no call and no Status.
+[[gnu::always_inline]] inline bool ReadPlain(ByteReader& in, Kind kind, const ChunkTables& tables,
+                                             void* v) {
   std::uint64_t u = 0;
   bool ok = false;
   switch (kind) {
@@ -125,8 +135,10 @@ bool ReadInteger(ByteReader& in, void* v) {
       break;
     }
     case Kind::kName:
-      ok = in.VarintAtMost(names.size(), &u);
-      if (ok) *static_cast<Name*>(v) = u == 0 ? Name() : names[u - 1];
+      ok = in.VarintAtMost(tables.names().size(), &u);
+      if (ok) {
+        *static_cast<Name*>(v) = u == 0 ? Name() : NameValue(tables, static_cast<std::uint32_t>(u - 1));
+      }
       break;
     case Kind::kGuid: {
       std::uint64_t high = 0, low = 0;
@@ -259,18 +271,18 @@ const Applier::Binding& Applier::BindSlow(std::uint32_t layout, const reflect::C
   for (const LayoutField& f : tables_.layouts()[layout].fields) {
     FieldBinding b;
     b.saved_type = f.type;
-    Name name = tables_.names()[f.name];
-    b.field = registry_.FindSavedField(cls, name, whole);
+    const std::string name(tables_.name_text(f.name));
+    b.field = registry_.FindSavedField(cls, tables_.names()[f.name], whole);
     if (b.field == nullptr) {
       b.skip_message =
-          "field " + name.str() + " of " + cls.name().str() + " is no longer saved: skipped";
+          "field " + name + " of " + cls.name().str() + " is no longer saved: skipped";
     } else {
       b.matches = Matches(f.type, b.field->type());
       b.kind = b.field->type().kind;
       b.offset = b.field->offset;
       b.plain = b.matches && !b.field->property->setter && IsPlain(b.kind);
       if (!b.matches) {
-        b.skip_message = "field " + name.str() + " was saved as " + tables_.Describe(f.type) +
+        b.skip_message = "field " + name + " was saved as " + tables_.Describe(f.type) +
                          " and is now " + reflect::DescribeType(b.field->type()) + ": skipped";
       }
     }
@@ -283,11 +295,10 @@ const Applier::Binding& Applier::BindSlow(std::uint32_t layout, const reflect::C
 Status Applier::ReadFields(ByteReader& in, std::uint32_t layout, const reflect::ClassInfo& cls,
                            void* object, int depth, const Path* path, bool whole) {
   const Binding& binding = Bind(layout, cls, whole);
-  const std::vector<Name>& names = tables_.names();
   for (const FieldBinding& b : binding.fields) {
     if (b.plain) {
       // Most fields: read straight into the object.
-      if (!ReadPlain(in, b.kind, names, static_cast<char*>(object) + b.offset)) return Truncated();
+      if (!ReadPlain(in, b.kind, tables_, static_cast<char*>(object) + b.offset)) return Truncated();
       continue;
     }
     if (!b.matches) {
@@ -325,7 +336,7 @@ Status Applier::SkipFields(ByteReader& in, const std::vector<LayoutField>& field
 Status Applier::Read(ByteReader& in, std::uint32_t saved, const Type& live, void* v, int depth,
                      const Path* path, bool whole) {
   if (IsPlain(live.kind)) {
-    return ReadPlain(in, live.kind, tables_.names(), v) ? OkStatus() : Truncated();
+    return ReadPlain(in, live.kind, tables_, v) ? OkStatus() : Truncated();
   }
   const SavedType& t = tables_.types()[saved];
   std::uint64_t u = 0;
@@ -340,7 +351,8 @@ Status Applier::Read(ByteReader& in, std::uint32_t saved, const Type& live, void
         live.enum_ops->set(v, *number);
       } else if (Keeps()) {
         Message("field " + PathText(path) + ": enum " + live.enum_info->name().str() +
-                " has no value " + value_name.str() + ": left as it was");
+                " has no value " + std::string(tables_.name_text(static_cast<std::uint32_t>(u))) +
+                ": left as it was");
       }
       break;
     }
@@ -382,7 +394,7 @@ Status Applier::Read(ByteReader& in, std::uint32_t saved, const Type& live, void
       char* at = static_cast<char*>(live.container->element(v, 0));
       if (IsPlain(element.kind)) {
         for (std::uint64_t i = 0; i < u; ++i, at += element.size) {
-          if (!ReadPlain(in, element.kind, tables_.names(), at)) return Truncated();
+          if (!ReadPlain(in, element.kind, tables_, at)) return Truncated();
         }
         return OkStatus();
       }
@@ -454,7 +466,8 @@ Status Applier::ReadOwned(ByteReader& in, const Type& live, void* field, const P
   }
   const std::size_t index = targets_.size();
   if (index >= entries_.size()) return Truncated();
-  Name saved_class = tables_.names()[tables_.layouts()[entries_[index].layout].name];
+  const std::uint32_t saved_name = tables_.layouts()[entries_[index].layout].name;
+  const Name saved_class = tables_.names()[saved_name];
   void* current = live.pointer->get(field);
   if (current != nullptr) {
     reflect::ObjectRef ref = registry_.DynamicClass(*live.class_info, current);
@@ -466,7 +479,8 @@ Status Applier::ReadOwned(ByteReader& in, const Type& live, void* field, const P
   }
   Result<reflect::ObjectRef> made = registry_.CreateOwned(live, field, saved_class);
   if (!made.ok()) {
-    Message("field " + PathText(path) + ": an owned object of class " + saved_class.str() +
+    Message("field " + PathText(path) + ": an owned object of class " +
+            std::string(tables_.name_text(saved_name)) +
             " was not made (" + std::string(made.status().message()) + "): left as it was");
     targets_.push_back({});
     return OkStatus();
@@ -517,16 +531,17 @@ Status Applier::ReadInstanced(ByteReader& in, const Type& live, void* value, int
     return OkStatus();
   }
   const auto layout = static_cast<std::uint32_t>(u - 1);
-  Name saved = tables_.names()[tables_.layouts()[layout].name];
-  const reflect::ClassInfo* cls = registry_.FindStruct(saved);
+  const std::uint32_t saved = tables_.layouts()[layout].name;
+  const reflect::ClassInfo* cls = registry_.FindStruct(tables_.names()[saved]);
   Status made = OkStatus();
   if (cls == nullptr) {
-    made = NotFoundError("no struct " + saved.str());
+    made = NotFoundError("no struct " + std::string(tables_.name_text(saved)));
   } else if (live.instanced->get(value) != cls) {
     made = live.instanced->emplace(value, cls);
   }
   if (!made.ok()) {
-    Message("field " + PathText(path) + ": an instanced struct " + saved.str() +
+    Message("field " + PathText(path) + ": an instanced struct " +
+            std::string(tables_.name_text(saved)) +
             " was not made (" + std::string(made.message()) + "): left as it was");
     return SkipFields(in, tables_.layouts()[layout].fields);
   }
@@ -556,7 +571,8 @@ Status Applier::ReadBag(ByteReader& in, const Type& live, void* value, int depth
   }
   live.bag->clear(value);
   for (const LayoutField& f : tables_.bag_layouts()[u].fields) {
-    Name name = tables_.names()[f.name];
+    // A property bag's names are the game's data: interned here, after the check passed.
+    const Name name = NameValue(tables_, f.name);
     const Type* type = LiveTypeFor(f.type);
     Result<void*> at = type != nullptr
                            ? live.bag->add(value, name, type)
@@ -626,7 +642,7 @@ Status Applier::Refusal(const Parts& record, const reflect::ClassInfo& cls) cons
   if (record.layout >= tables_.layouts().size()) return InvalidInputError("record of other tables");
   if (!SavedClassIs(tables_, registry_, record.layout, cls)) {
     return InvalidInputError("a record of class " +
-                             tables_.names()[tables_.layouts()[record.layout].name].str() +
+                             std::string(tables_.name_text(tables_.layouts()[record.layout].name)) +
                              " cannot apply to an object of class " + cls.name().str());
   }
   return InvalidInputError("a record without PROP");

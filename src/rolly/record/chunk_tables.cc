@@ -36,6 +36,17 @@ std::string_view SavedKindName(SavedKind kind) {
 bool IsSupported(SavedKind kind) { return static_cast<std::uint8_t>(kind) <= kLastKind; }
 
 namespace {
+// Whether `text` may be a name in a save: 1 to 1,024 bytes of UTF-8 without NUL.
+bool IsNameText(std::string_view text) {
+  return !text.empty() && text.size() <= kMaxNameBytes && IsValidUtf8(text) &&
+         text.find('\0') == std::string_view::npos;
+}
+
+Status BadName(std::string_view text) {
+  return InvalidDataError("name \"" + std::string(text.substr(0, 64)) +
+                          "\" cannot be saved: names are 1 to 1,024 bytes of UTF-8");
+}
+
 template <typename Map>
 void EraseFrom(Map& map, std::size_t size) {
   for (auto it = map.begin(); it != map.end();) {
@@ -54,6 +65,9 @@ void ChunkTables::Rollback(const Mark& mark) {
       if (names_[i].id() < name_slot_.size()) name_slot_[names_[i].id()] = 0;
     }
     names_.resize(mark.names);
+    while (!unfound_.empty() && unfound_.back().first >= mark.names) unfound_.pop_back();
+    unfound_text_.resize(unfound_.empty() ? 0 : unfound_.back().second);
+    EraseFrom(unfound_index_, mark.names);
     EraseFrom(name_index_, mark.names);
   }
   if (types_.size() > mark.types) {
@@ -136,17 +150,46 @@ Result<std::uint32_t> ChunkTables::AddName(Name name) {
     name_slot_[id] = it->second + 1;
     return it->second;
   }
-  if (name.view().empty() || name.view().size() > kMaxNameBytes || !IsValidUtf8(name.view()) ||
-      name.view().find('\0') != std::string_view::npos) {
-    return InvalidDataError("name \"" + std::string(name.view().substr(0, 64)) +
-                            "\" cannot be saved: names are 1 to 1,024 bytes of UTF-8");
+  if (!IsNameText(name.view())) return BadName(name.view());
+  std::uint32_t index = 0;
+  auto unfound = unfound_.empty() ? unfound_index_.end() : unfound_index_.find(name.str());
+  if (unfound != unfound_index_.end()) {
+    // Added by its text before the process had the name: the same entry, now known as a Name.
+    index = unfound->second;
+    names_[index] = name;
+  } else {
+    index = static_cast<std::uint32_t>(names_.size());
+    names_.push_back(name);
   }
-  auto index = static_cast<std::uint32_t>(names_.size());
-  names_.push_back(name);
   name_index_.emplace(name, index);
   if (id >= name_slot_.size()) name_slot_.resize(id + 1, 0);
   name_slot_[id] = index + 1;
   return index;
+}
+
+Result<std::uint32_t> ChunkTables::AddName(std::string_view text) {
+  if (std::optional<Name> name = Name::Find(text)) return AddName(*name);
+  auto it = unfound_index_.find(std::string(text));
+  if (it != unfound_index_.end()) return it->second;
+  if (!IsNameText(text)) return BadName(text);
+  return PushUnfound(text);
+}
+
+std::uint32_t ChunkTables::PushUnfound(std::string_view text) {
+  const auto index = static_cast<std::uint32_t>(names_.size());
+  names_.push_back(Name());
+  unfound_text_.append(text);
+  unfound_.emplace_back(index, static_cast<std::uint32_t>(unfound_text_.size()));
+  unfound_index_.emplace(std::string(text), index);
+  return index;
+}
+
+std::string_view ChunkTables::name_text(std::uint32_t index) const {
+  if (!names_[index].is_none()) return names_[index].view();
+  auto it = std::lower_bound(unfound_.begin(), unfound_.end(), index,
+                             [](const auto& entry, std::uint32_t i) { return entry.first < i; });
+  const std::uint32_t begin = it == unfound_.begin() ? 0 : std::prev(it)->second;
+  return std::string_view(unfound_text_).substr(begin, it->second - begin);
 }
 
 std::optional<std::uint32_t> ChunkTables::FindName(Name name) const {
@@ -316,10 +359,10 @@ bool ChunkTables::DescribeInto(std::uint32_t index, std::string* out) const {
   const std::string_view kind = SavedKindName(t.kind);
   switch (t.kind) {
     case SavedKind::kEnum:
-      out->append("Enum ").append(names_[t.a].view().substr(0, kMaxDescription));
+      out->append("Enum ").append(name_text(t.a).substr(0, kMaxDescription));
       return true;
     case SavedKind::kStruct:
-      out->append("Struct ").append(names_[layouts_[t.a].name].view().substr(0, kMaxDescription));
+      out->append("Struct ").append(name_text(layouts_[t.a].name).substr(0, kMaxDescription));
       return true;
     case SavedKind::kMap:
       out->append(kind).append("<");
@@ -349,7 +392,7 @@ bool ChunkTables::DescribeInto(std::uint32_t index, std::string* out) const {
 void ChunkTables::Encode(ByteWriter& out) const {
   out.U8(0);
   out.Varint(names_.size());
-  for (Name n : names_) out.LengthPrefixed(n.view());
+  for (std::uint32_t i = 0; i < names_.size(); ++i) out.LengthPrefixed(name_text(i));
   out.Varint(types_.size());
   for (const SavedType& t : types_) {
     out.U8(static_cast<std::uint8_t>(t.kind));
@@ -412,15 +455,20 @@ Result<ChunkTables> DecodeTables(ByteView record) {
   tables.names_.reserve(count);
   for (std::uint64_t i = 0; i < count; ++i) {
     std::string_view text;
-    if (!in.LengthPrefixed(kMaxNameBytes, &text) || text.empty() || !IsValidUtf8(text) ||
-        text.find('\0') != std::string_view::npos) {
+    if (!in.LengthPrefixed(kMaxNameBytes, &text) || !IsNameText(text)) {
       return damaged("name " + std::to_string(i) + " is not 1 to 1,024 bytes of UTF-8");
     }
-    Name name(text);
-    if (!tables.name_index_.emplace(name, static_cast<std::uint32_t>(i)).second) {
-      return damaged("name " + std::to_string(i) + " repeats an earlier name");
+    // Not interned: a name the process does not have is kept as text (see names()).
+    const std::optional<Name> name = Name::Find(text);
+    const bool repeated =
+        name ? !tables.name_index_.emplace(*name, static_cast<std::uint32_t>(i)).second
+             : tables.unfound_index_.contains(std::string(text));
+    if (repeated) return damaged("name " + std::to_string(i) + " repeats an earlier name");
+    if (name) {
+      tables.names_.push_back(*name);
+    } else {
+      tables.PushUnfound(text);
     }
-    tables.names_.push_back(name);
   }
   if (!in.VarintAtMost(std::min<std::uint64_t>(kMaxTypes, in.remaining()), &count)) {
     return damaged("bad type count");
@@ -495,7 +543,7 @@ Result<ChunkTables> DecodeTables(ByteView record) {
       for (const LayoutField& other : layout.fields) {
         if (other.name == fname) {
           return damaged("layout " + std::to_string(i) + " names field " +
-                         tables.names_[fname].str() + " twice");
+                         std::string(tables.name_text(static_cast<std::uint32_t>(fname))) + " twice");
         }
       }
       layout.fields.push_back(
@@ -535,7 +583,7 @@ Result<ChunkTables> DecodeTables(ByteView record) {
       for (const LayoutField& other : layout.fields) {
         if (other.name == fname) {
           return damaged("bag layout " + std::to_string(i) + " names property " +
-                         tables.names_[fname].str() + " twice");
+                         std::string(tables.name_text(static_cast<std::uint32_t>(fname))) + " twice");
         }
       }
       layout.fields.push_back(

@@ -129,7 +129,13 @@ struct BagLayout {
 
 class ChunkTables {
  public:
+  // The names table as Names, for comparing with the names of live classes, fields and enums.
+  // Tables read from a file intern none of its names (a file would otherwise pin its texts for
+  // the process's life, refused or not): a name the process had not interned when the tables
+  // were read is None here, as no live class, field or enum bears it. name_text gives the text
+  // of every name; ask it for messages, and intern it only to hand a name to the game.
   const std::vector<Name>& names() const { return names_; }
+  std::string_view name_text(std::uint32_t index) const;
   const std::vector<SavedType>& types() const { return types_; }
   const std::vector<Layout>& layouts() const { return layouts_; }
   const std::vector<BagLayout>& bag_layouts() const { return bag_layouts_; }
@@ -138,6 +144,9 @@ class ChunkTables {
 
   // The index of `name`, adding it when new. InvalidData for a name empty or past 1,024 bytes.
   Result<std::uint32_t> AddName(Name name);
+  // The same for a name by its text, interning nothing: a name the process does not have is
+  // added as None with its text kept (moving a record read from a file keeps its names so).
+  Result<std::uint32_t> AddName(std::string_view text);
   // The index of an equal saved type, adding it when new (its parts must be added already).
   std::uint32_t AddType(const SavedType& type);
   // The index of the saved type of live type `type`, adding it and its parts (structs' layouts
@@ -197,6 +206,13 @@ class ChunkTables {
   std::uint32_t Push(const SavedType& type);
 
   std::vector<Name> names_;
+  // The texts of names that are None in names_, one after another in `unfound_text_`; each
+  // entry is (index in names_, end of its text), in index order; and their indexes by text.
+  std::string unfound_text_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> unfound_;
+  std::unordered_map<std::string, std::uint32_t> unfound_index_;
+  // Appends `text`, a name the process does not have, as None.
+  std::uint32_t PushUnfound(std::string_view text);
   std::vector<SavedType> types_;
   std::vector<int> depths_;
   std::vector<Layout> layouts_;

@@ -266,7 +266,7 @@ class Walker {
       Status st = Value(in, f.type, depth);
       if (!st.ok()) {
         return Status(st.code(), (depth == 1 ? "field " : "member ") +
-                                     tables_.names()[f.name].str() + ": " +
+                                     std::string(tables_.name_text(f.name)) + ": " +
                                      std::string(st.message()));
       }
     }

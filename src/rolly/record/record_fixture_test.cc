@@ -65,7 +65,7 @@ std::string Describe(const Payload& p, ByteView bytes) {
       continue;
     }
     o << " subject=" << r.subject.ToString()
-      << " class=" << p.tables.names()[p.tables.layouts()[r.layout].name].str() << " sections=";
+      << " class=" << p.tables.name_text(p.tables.layouts()[r.layout].name) << " sections=";
     for (std::size_t k = 0; k < r.sections.size(); ++k) {
       o << (k ? "," : "") << Id(r.sections[k].id) << ":" << r.sections[k].bytes.size();
     }

@@ -916,6 +916,97 @@ TEST(TablesTest, FieldsThatWouldSaveAsNothingAreLeftOutAndContainersOfThemRefuse
       StatusIs(StatusCode::kInvalidData, HasSubstr("saves no fields")));
 }
 
+// `bytes` with every occurrence of `from` replaced by `to` (the same length).
+Bytes Replaced(Bytes bytes, std::string_view from, std::string_view to) {
+  EXPECT_EQ(from.size(), to.size());
+  const auto* begin = reinterpret_cast<const std::uint8_t*>(from.data());
+  int found = 0;
+  for (auto it = bytes.begin();
+       (it = std::search(it, bytes.end(), begin, begin + from.size())) != bytes.end(); ++found) {
+    std::memcpy(&*it, to.data(), to.size());
+  }
+  EXPECT_GT(found, 0) << from;
+  return bytes;
+}
+
+struct Tagged {
+  std::int32_t kept = 0;
+  Name tag;
+  std::int32_t dropped = 0;
+};
+
+// Reading a file interns none of its names, so a file cannot pin texts for the process's life:
+// a name the process does not have is kept as text by the tables. A name value is interned when
+// an apply hands it to the game. The names here are saved as ones the process has, then renamed
+// in the bytes to ones nothing in this test program makes.
+TEST(TablesTest, ReadingAFileInternsNoneOfItsNames) {
+  TypeRegistry r;
+  r.Class<Tagged>("TaggedRecord")
+      .Field("Kept", &Tagged::kept, kSaveGame)
+      .Field("Tag", &Tagged::tag, kSaveGame)
+      .Field("DroppedA", &Tagged::dropped, kSaveGame);
+  ASSERT_THAT(r.Finish(), IsOk());
+  const reflect::ClassInfo& cls = *r.FindClass<Tagged>();
+  Tagged saved;
+  saved.kept = 7;
+  saved.tag = Name("TagValueA");
+  saved.dropped = 9;
+  Payload p;
+  Result<Record> rec = CaptureObject(cls, &saved, Guid(6, 6), RecordKind::kActor, &p.tables);
+  ASSERT_THAT(rec, IsOk());
+  p.records.push_back(*rec);
+  const Bytes bytes =
+      Replaced(Replaced(*EncodePayload(p), "TagValueA", "TagValueQ"), "DroppedA", "DroppedQ");
+  // Refused files intern nothing either: cut short, and damaged after the tables.
+  Bytes damaged = bytes;
+  damaged.back() = 0xFF;
+  EXPECT_THAT(DecodePayload(damaged), StatusIs(StatusCode::kDamaged));
+  EXPECT_THAT(CheckedPayload::Check(Bytes(bytes.begin(), bytes.end() - 1)),
+              StatusIs(StatusCode::kDamaged));
+  Result<Payload> decoded = DecodePayload(bytes);
+  ASSERT_THAT(decoded, IsOk());
+  EXPECT_EQ(Name::Find("TagValueQ"), std::nullopt);
+  EXPECT_EQ(Name::Find("DroppedQ"), std::nullopt);
+  // The tables give every name's text, and encode back to the same bytes.
+  std::vector<std::string_view> texts;
+  for (std::uint32_t i = 0; i < decoded->tables.names().size(); ++i) {
+    texts.push_back(decoded->tables.name_text(i));
+    EXPECT_EQ(decoded->tables.names()[i].is_none(), texts.back().ends_with("Q")) << texts.back();
+  }
+  EXPECT_THAT(texts, ::testing::IsSupersetOf({"TagValueQ", "DroppedQ", "Kept", "TaggedRecord"}));
+  EXPECT_EQ(*EncodePayload(*decoded), bytes);
+  // A record moved into other tables keeps the names as text too.
+  ChunkTables moved_into;
+  Result<Record> moved = MoveRecord(decoded->tables, decoded->records[0], &moved_into);
+  ASSERT_THAT(moved, IsOk());
+  Payload again;
+  again.tables = moved_into;
+  again.records.push_back(*moved);
+  Result<Payload> again_decoded = DecodePayload(*EncodePayload(again));
+  ASSERT_THAT(again_decoded, IsOk());
+  EXPECT_EQ(Name::Find("DroppedQ"), std::nullopt);
+  // Applied: the field the class no longer has is named in its message and not interned; the
+  // name value is interned as the game gets it.
+  for (const Payload* from : {&*decoded, &*again_decoded}) {
+    Tagged loaded;
+    std::vector<std::string> messages;
+    Applier applier(r, *from);
+    ASSERT_THAT(applier.Apply(from->records[0], cls, &loaded, &messages), IsOk());
+    EXPECT_EQ(loaded.kept, 7);
+    EXPECT_EQ(loaded.tag.view(), "TagValueQ");
+    EXPECT_EQ(loaded.dropped, 0);
+    EXPECT_THAT(messages, ElementsAre(HasSubstr("field DroppedQ of TaggedRecord")));
+  }
+  EXPECT_EQ(Name::Find("DroppedQ"), std::nullopt);
+  // A record of a class the process does not have names it when refused.
+  Result<Payload> other = DecodePayload(Replaced(bytes, "TaggedRecord", "TaggedRecorQ"));
+  ASSERT_THAT(other, IsOk());
+  Tagged untouched;
+  Applier applier(r, *other);
+  EXPECT_THAT(applier.Apply(other->records[0], cls, &untouched, nullptr),
+              StatusIs(StatusCode::kInvalidInput, HasSubstr("class TaggedRecorQ")));
+}
+
 // ---- Classes that changed since the save: V1 saves, V2 loads. ----
 
 enum class DoorState : std::uint8_t { kClosed = 0, kOpen = 1 };

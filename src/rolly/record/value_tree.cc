@@ -61,11 +61,11 @@ class Decoder {
         return String(in, &out->text);
       case SavedKind::kName:
         if (!in.VarintAtMost(tables_.names().size(), &u)) return false;
-        if (u > 0) out->text.assign(tables_.names()[u - 1].view());
+        if (u > 0) out->text.assign(tables_.name_text(static_cast<std::uint32_t>(u - 1)));
         return true;
       case SavedKind::kEnum:
         if (!in.VarintAtMost(tables_.names().size() - 1, &u)) return false;
-        out->text.assign(tables_.names()[u].view());
+        out->text.assign(tables_.name_text(static_cast<std::uint32_t>(u)));
         return true;
       case SavedKind::kText:
         return Text(in, out);
@@ -225,7 +225,7 @@ class Encoder {
         }
         [[fallthrough]];
       case SavedKind::kEnum: {
-        ROLLY_ASSIGN_OR_RETURN(std::uint32_t index, tables_->AddName(Name(v.text)));
+        ROLLY_ASSIGN_OR_RETURN(std::uint32_t index, tables_->AddName(std::string_view(v.text)));
         w.Varint(t.kind == SavedKind::kName ? std::uint64_t{index} + 1 : index);
         return OkStatus();
       }
@@ -333,7 +333,7 @@ class Translator {
     SavedType t = from_.types()[index];
     switch (t.kind) {
       case SavedKind::kEnum: {
-        ROLLY_ASSIGN_OR_RETURN(t.a, to_->AddName(from_.names()[t.a]));
+        ROLLY_ASSIGN_OR_RETURN(t.a, to_->AddName(from_.name_text(t.a)));
         break;
       }
       case SavedKind::kStruct: {
@@ -364,7 +364,7 @@ class Translator {
     BagLayout layout;
     for (const LayoutField& f : from_.bag_layouts()[index].fields) {
       LayoutField field;
-      ROLLY_ASSIGN_OR_RETURN(field.name, to_->AddName(from_.names()[f.name]));
+      ROLLY_ASSIGN_OR_RETURN(field.name, to_->AddName(from_.name_text(f.name)));
       ROLLY_ASSIGN_OR_RETURN(field.type, Type(f.type));
       layout.fields.push_back(field);
     }
@@ -420,10 +420,10 @@ class Translator {
     const Layout& source = from_.layouts()[index];
     Layout layout;
     Status status = [&]() -> Status {
-      ROLLY_ASSIGN_OR_RETURN(layout.name, to_->AddName(from_.names()[source.name]));
+      ROLLY_ASSIGN_OR_RETURN(layout.name, to_->AddName(from_.name_text(source.name)));
       for (const LayoutField& f : source.fields) {
         LayoutField field;
-        ROLLY_ASSIGN_OR_RETURN(field.name, to_->AddName(from_.names()[f.name]));
+        ROLLY_ASSIGN_OR_RETURN(field.name, to_->AddName(from_.name_text(f.name)));
         ROLLY_ASSIGN_OR_RETURN(field.type, Type(f.type));
         layout.fields.push_back(field);
       }

@@ -43,8 +43,13 @@ bool HasState(const reflect::ClassInfo& cls) {
   return !plan.fields.empty() || plan.extra;
 }
 
+// The saved class of records of `layout`: None when the process has no such name (no class of
+// the game bears it), so for comparing only; SavedClassText gives its text for messages.
 Name SavedClass(const record::ChunkTables& tables, std::uint32_t layout) {
   return tables.names()[tables.layouts()[layout].name];
+}
+std::string_view SavedClassText(const record::ChunkTables& tables, std::uint32_t layout) {
+  return tables.name_text(tables.layouts()[layout].name);
 }
 
 // Whether a live object of `live` may take a record saved as class `saved`.
@@ -52,7 +57,9 @@ bool SameClass(const reflect::TypeRegistry& registry, Name saved, const reflect:
   return live != nullptr && (live->name() == saved || registry.FindClass(saved) == live);
 }
 
-std::string Describe(Name cls, Guid id) { return cls.str() + " " + id.ToString(); }
+std::string Describe(std::string_view cls, Guid id) {
+  return std::string(cls) + " " + id.ToString();
+}
 
 // Whether the placement `saved` holds is the one `now` reports: the transform bit for bit (so -0
 // is not 0 and a NaN is itself), the owner, the attachment and its socket.
@@ -76,7 +83,7 @@ bool SamePlacement(const ActorSection& saved, const ActorView& now) {
 
 // A capture's refusal of a subject, naming it (out of line: the steps' own code stays small).
 [[gnu::cold, gnu::noinline]] Status SubjectRefused(Name cls, Guid id, const Status& status) {
-  return Status(status.code(), Describe(cls, id) + ": " + std::string(status.message()));
+  return Status(status.code(), Describe(cls.view(), id) + ": " + std::string(status.message()));
 }
 
 // Calls `each(id, bytes)` for each of `sections` (written by the capture itself, so in form).
@@ -1268,7 +1275,7 @@ class World::Applier {
     for (Spawn& s : spawns_) {
       Result<ActorView> view = host_.BeginSpawn(s.level, *s.cls, s.id, s.place.transform);
       if (!view.ok()) {
-        Message("actor " + Describe(s.cls->name(), s.id) + " was not spawned again (" +
+        Message("actor " + Describe(s.cls->name().view(), s.id) + " was not spawned again (" +
                 std::string(view.status().message()) + "): its record is kept");
         ++report_->kept;
         continue;
@@ -1381,7 +1388,7 @@ class World::Applier {
       const record::CheckedPayload& records = t.chunk->payload;
       dropped_.push_back(records.subject(t.record));
       Message("record of " +
-              Describe(SavedClass(records.tables(), records.layout(t.record)),
+              Describe(SavedClassText(records.tables(), records.layout(t.record)),
                        records.subject(t.record)) +
               " was not applied: the save holds its actor destroyed");
       return true;
@@ -1427,7 +1434,7 @@ class World::Applier {
     return comp;
   }
 
-  void Mismatch(Name saved, Guid id, const reflect::ClassInfo* live) {
+  void Mismatch(std::string_view saved, Guid id, const reflect::ClassInfo* live) {
     Message("ClassMismatch: the record of " + Describe(saved, id) +
             " was not applied: the object is a " + (live ? live->name().str() : std::string("?")));
     ++report_->class_mismatches;
@@ -1455,12 +1462,15 @@ class World::Applier {
         }
       }
       if (!found) {
-        Message("global " + g.name + " (" + saved.str() + ") is not there: its record is kept");
+        Message("global " + g.name + " (" +
+                std::string(SavedClassText(c.payload.tables(), c.payload.layout(i))) +
+                ") is not there: its record is kept");
         ++report_->kept;
         continue;
       }
       if (!SameClass(registry_, saved, found.cls)) {
-        Mismatch(saved, c.payload.subject(i), found.cls);
+        Mismatch(SavedClassText(c.payload.tables(), c.payload.layout(i)), c.payload.subject(i),
+                 found.cls);
         continue;
       }
       Take(c, i, found, false);
@@ -1622,7 +1632,8 @@ class World::Applier {
     if (view != nullptr) {
       *last = subject;
       if (!SameClass(registry_, saved, view->object.cls)) {
-        Mismatch(saved, subject, view->object.cls);
+        Mismatch(SavedClassText(c.payload.tables(), c.payload.layout(i)), subject,
+                 view->object.cls);
         return;
       }
       Take(c, i, view->object, false);
@@ -1633,7 +1644,9 @@ class World::Applier {
     }
     const reflect::ClassInfo* cls = registry_.FindClass(saved);
     if (!a.spawned || cls == nullptr || !level_loaded) {
-      Message("actor " + Describe(saved, subject) + " is not there: its record is kept");
+      Message("actor " +
+              Describe(SavedClassText(c.payload.tables(), c.payload.layout(i)), subject) +
+              " is not there: its record is kept");
       ++report_->kept;
       return;
     }
@@ -1669,7 +1682,8 @@ class World::Applier {
     for (const ComponentView& v : components_) {
       if (v.name.view() != comp.name) continue;
       if (!SameClass(registry_, saved, v.object.cls)) {
-        Mismatch(saved, records.subject(i), v.object.cls);
+        Mismatch(SavedClassText(records.tables(), records.layout(i)), records.subject(i),
+                 v.object.cls);
         return Object();
       }
       return v.object;
@@ -1704,13 +1718,15 @@ class World::Applier {
         pawn_id = v.pawn_id;
       }
       if (!found) {
-        Message("player " + std::to_string(p.index) + " " + saved.str() +
+        Message("player " + std::to_string(p.index) + " " +
+                std::string(SavedClassText(c.payload.tables(), c.payload.layout(i))) +
                 " is not there: its record is kept");
         ++report_->kept;
         continue;
       }
       if (!SameClass(registry_, saved, found.cls)) {
-        Mismatch(saved, c.payload.subject(i), found.cls);
+        Mismatch(SavedClassText(c.payload.tables(), c.payload.layout(i)), c.payload.subject(i),
+                 found.cls);
         continue;
       }
       Take(c, i, found, false);
@@ -1812,7 +1828,7 @@ class World::Applier {
   [[gnu::cold, gnu::noinline]] void NotApplied(const Target& t, const Status& s) {
     const record::CheckedPayload& records = t.chunk->payload;
     Message("record of " +
-            Describe(SavedClass(records.tables(), records.layout(t.record)),
+            Describe(SavedClassText(records.tables(), records.layout(t.record)),
                      records.subject(t.record)) +
             " was not applied: " + std::string(s.message()));
   }

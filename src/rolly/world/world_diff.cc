@@ -60,7 +60,7 @@ class Flattener {
   void Fields(const std::vector<record::LayoutField>& fields, const Value& v,
               const std::string& path) {
     for (std::size_t i = 0; i < fields.size() && i < v.items.size(); ++i) {
-      std::string name = tables_.names()[fields[i].name].str();
+      std::string name(tables_.name_text(fields[i].name));
       One(fields[i].type, v.items[i], path.empty() ? name : path + "." + name);
     }
   }
@@ -118,7 +118,7 @@ class Flattener {
       case SavedKind::kInstancedStruct: {
         if (v.number == 0 || v.items.empty()) return Put(path, "null");
         const record::Layout& layout = tables_.layouts()[v.number - 1];
-        Put(path, tables_.names()[layout.name].str());
+        Put(path, std::string(tables_.name_text(layout.name)));
         if (!v.extra.empty()) Put(path + ".extra", Hex(v.extra));
         return Fields(layout.fields, v.items[0], path);
       }
@@ -181,7 +181,7 @@ Result<std::map<std::string, std::string>> Flatten(const std::vector<WorldChunk>
       }
       const std::string prefix = chunk + r.subject.ToString() + " ";
       const record::Layout& layout = payload.tables.layouts()[r.layout];
-      out[prefix + "class"] = payload.tables.names()[layout.name].str();
+      out[prefix + "class"] = std::string(payload.tables.name_text(layout.name));
       for (const record::Section& s : r.sections) {
         if (s.id == record::kPropSection || s.id == record::kOwnedSection) continue;
         std::string id(s.id.data(), 4);
