@@ -419,9 +419,16 @@ Status Applier::Read(ByteReader& in, std::uint32_t saved, const Type& live, void
       live.container->clear(v);
       for (std::uint64_t i = 0; i < u; ++i) {
         Temp key(*live.element);
+        const std::size_t owned_before = targets_.size();
         ROLLY_RETURN_IF_ERROR(Read(in, t.a, *live.element, key.get(), depth + 1, path, whole));
         bool inserted = false;
         void* mapped = live.container->insert(v, key.get(), &inserted);
+        if (!inserted) {
+          // A key saved twice: objects the key owns die with it, so their INLN entries apply
+          // to nothing.
+          std::fill(targets_.begin() + static_cast<std::ptrdiff_t>(owned_before), targets_.end(),
+                    reflect::ObjectRef{});
+        }
         if (live.kind == Kind::kMap) {
           if (inserted) {
             ROLLY_RETURN_IF_ERROR(Read(in, t.b, *live.mapped, mapped, depth + 1, path, whole));

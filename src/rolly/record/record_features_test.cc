@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -761,6 +762,73 @@ TEST_F(FeaturesTest, OwnedObjectOfAGoneClassIsLeftWithAMessage) {
   EXPECT_TRUE(std::any_of(messages.begin(), messages.end(), [](const std::string& m) {
     return m.find("an owned object of class Derived was not made") != std::string::npos;
   })) << ::testing::PrintToString(messages);
+}
+
+// A piece that knows whether it is alive, so that an apply into one destroyed shows.
+class Piece {
+ public:
+  Piece() { Alive().insert(this); }
+  ~Piece() { Alive().erase(this); }
+  Piece(const Piece&) = delete;
+  Piece& operator=(const Piece&) = delete;
+  std::int32_t v = 0;
+  void Loaded() { Log(Alive().contains(this) ? "Piece.loaded" : "Piece.loaded after it died"); }
+  static std::set<const Piece*>& Alive() {
+    static std::set<const Piece*> alive;
+    return alive;
+  }
+};
+struct PieceKey {
+  std::int32_t id = 0;
+  std::unique_ptr<Piece> piece;
+  friend bool operator<(const PieceKey& a, const PieceKey& b) { return a.id < b.id; }
+};
+struct PieceSet {
+  std::set<PieceKey> keys;
+};
+
+// A set key saved twice is dropped, and so are the objects it owns: their INLN entries apply to
+// nothing (they were applied to the dropped key's objects after those were destroyed).
+TEST_F(FeaturesTest, AKeySavedTwiceLeavesItsOwnedObjectsUnapplied) {
+  TypeRegistry r;
+  r.Class<Piece>("Piece").Field("V", &Piece::v, kSaveGame).OnLoaded(&Piece::Loaded);
+  r.Struct<PieceKey>("PieceKey")
+      .Field("Id", &PieceKey::id, kSaveGame)
+      .Field("Piece", &PieceKey::piece, kSaveGame);
+  r.Class<PieceSet>("PieceSet").Field("Keys", &PieceSet::keys, kSaveGame);
+  ASSERT_THAT(r.Finish(), IsOk());
+  PieceSet saved;
+  for (int id : {1, 2}) {
+    PieceKey key;
+    key.id = id;
+    key.piece = std::make_unique<Piece>();
+    key.piece->v = 10 * id;
+    saved.keys.insert(std::move(key));
+  }
+  Payload p;
+  Result<Record> rec =
+      CaptureObject(*r.FindClass<PieceSet>(), &saved, Guid(8, 8), RecordKind::kObject, &p.tables);
+  ASSERT_THAT(rec, IsOk());
+  // Two keys, each an Id (svarint) and an owned flag; the second's Id made the first's.
+  Section* prop = FindSection(*rec, kPropSection);
+  ASSERT_NE(prop, nullptr);
+  ASSERT_EQ(prop->bytes, (Bytes{2, 2, 1, 4, 1}));
+  prop->bytes[3] = 2;
+  p.records.push_back(*rec);
+  Result<Payload> decoded = DecodePayload(*EncodePayload(p));
+  ASSERT_THAT(decoded, IsOk());
+  Events().clear();
+  PieceSet loaded;
+  std::vector<std::string> messages;
+  Applier applier(r, *decoded);
+  ASSERT_THAT(applier.Apply(decoded->records[0], *r.FindClass<PieceSet>(), &loaded, &messages),
+              IsOk());
+  applier.RunLoadedHooks();
+  ASSERT_EQ(loaded.keys.size(), 1u);
+  EXPECT_EQ(loaded.keys.begin()->id, 1);
+  EXPECT_EQ(loaded.keys.begin()->piece->v, 10);
+  EXPECT_THAT(messages, ElementsAre(HasSubstr("a key saved twice")));
+  EXPECT_THAT(Events(), ElementsAre("Piece.loaded"));
 }
 
 // ---- 2. Value tree ----

@@ -103,7 +103,9 @@ struct Property {
   // Offset from the start of an object of the declaring class.
   std::uint32_t offset = 0;
   // When set, applying a value calls this with the object (of the declaring class) and the
-  // address of a value of `type` it may move from, instead of writing the field.
+  // address of a value of `type` it may move from, instead of writing the field. A value that
+  // holds owned objects must be moved from (the objects kept): their saved fields are applied
+  // after the setter returns, to the objects the value held.
   std::function<void(void* object, void* value)> setter;
 };
 
