@@ -412,13 +412,15 @@ class Walker {
     }
   }
 
+  // `depth` counts levels as the walk does (a struct's fields one level below it), so a value
+  // the walk accepts is never refused for its size.
   std::uint64_t LayoutSize(std::uint32_t layout, int depth) {
     if (depth > kMaxValueDepth) return kSizeCap;
     if (layout_sizes_.empty()) layout_sizes_.resize(tables_.layouts().size(), 0);
     if (layout_sizes_[layout] != 0) return layout_sizes_[layout];
     std::uint64_t size = 0;
     for (const LayoutField& f : tables_.layouts()[layout].fields) {
-      size = AddSat(size, TypeSize(f.type, depth + 1));
+      size = AddSat(size, TypeSize(f.type, depth));
     }
     size = std::max<std::uint64_t>(size, 1);
     layout_sizes_[layout] = size;

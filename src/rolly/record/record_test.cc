@@ -824,6 +824,37 @@ Bytes StructTower(int layouts, int first_fields, const Bytes& prop) {
   return *bytes;
 }
 
+// A property bag holding a struct `levels` deep (each holding the one below; a Bool at the
+// bottom), as one record's only field.
+Bytes BagOfDeepStruct(int levels) {
+  Payload p;
+  ChunkTables& t = p.tables;
+  const std::uint32_t name = *t.AddName(Name("Deep"));
+  const std::uint32_t field = *t.AddName(Name("a"));
+  std::uint32_t type = t.AddType({SavedKind::kBool});
+  for (int k = 0; k < levels; ++k) {
+    type = t.AddType({SavedKind::kStruct, t.AppendLayout({name, {{field, type}}})});
+  }
+  EXPECT_THAT(t.AddSavedBagLayout({{{field, type}}}), IsOk());
+  Record r;
+  r.subject = Guid(3, 4);
+  r.layout = t.AppendLayout({name, {{field, t.AddType({SavedKind::kPropertyBag})}}});
+  r.sections.push_back({kPropSection, {0, 1}});  // bag layout 0, then the Bool
+  p.records.push_back(r);
+  return *EncodePayload(p);
+}
+
+// A value in a property bag nests as deep as one outside it: the bag's size is counted at the
+// walk's levels (each struct counted two levels deep, a bag of structs 33 deep was refused as
+// past the bag budget). The record's field is level 1, the bag's property level 2, so 62
+// structs put the Bool at level 64.
+TEST(TablesTest, ABagsValuesNestToTheValueDepthBound) {
+  EXPECT_THAT(DecodePayload(BagOfDeepStruct(40)), IsOk());
+  EXPECT_THAT(DecodePayload(BagOfDeepStruct(62)), IsOk());
+  EXPECT_THAT(DecodePayload(BagOfDeepStruct(63)),
+              StatusIs(StatusCode::kDamaged, HasSubstr("nests past 64 levels")));
+}
+
 // A struct type of no fields is refused with the tables: its values would take no bytes, so a
 // few hundred bytes of layouts holding two structs of the one before could make the check walk
 // 2^64 values (it walked without end before the rule), and a 4-byte vector count make an apply
