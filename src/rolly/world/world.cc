@@ -1108,17 +1108,22 @@ Result<std::vector<WorldChunk>> CapturedWorld::Rep::Make() {
         if (from.id == kWorldChunk) {
           if (records.Find(i, kActorSection, &section)) {
             Result<ActorSection> a = DecodeActor(section);
+            // Its level's name, looked up, not interned: None for the persistent level and for
+            // one the process has no name for, which is neither loaded nor remembered.
+            const Name level = a.ok() && !a->level.empty() ? Name::Find(a->level).value_or(Name())
+                                                           : Name();
+            const bool named = !level.is_none();
             bool level_loaded =
                 a.ok() && (a->level.empty() ||
-                           std::find(levels.begin(), levels.end(), Name(a->level)) != levels.end());
+                           (named && std::find(levels.begin(), levels.end(), level) != levels.end()));
             // An actor of a level not loaded now (its tombstone too: nothing else remembers it),
             // or of a class the game does not register. Level memory replaces a level's records.
             // A level's capture keeps its own level's records as a save would.
             keep = a.ok() &&
                    (!level_loaded || (!a->destroyed && registry->FindClass(cls) == nullptr));
             if (!whole) {
-              keep = keep && !a->level.empty() && Name(a->level) == only_level;
-            } else if (keep && !a->level.empty() && Remembers(Name(a->level))) {
+              keep = keep && named && level == only_level;
+            } else if (keep && named && Remembers(level)) {
               keep = false;
             }
           } else if (records.Find(i, kComponentSection, &section)) {
@@ -1453,12 +1458,15 @@ class World::Applier {
       GlobalSection g = *DecodeGlobal(section);
       Name saved = SavedClass(c.payload.tables(), c.payload.layout(i));
       Object found;
-      if (g.registered) {
-        auto it = world_.registered_.find(Name(g.name));
+      // Looked up, not interned: no object is registered, and no global has a role, by a name
+      // the process does not have.
+      const std::optional<Name> name = Name::Find(g.name);
+      if (g.registered && name) {
+        auto it = world_.registered_.find(*name);
         if (it != world_.registered_.end()) found = it->second;
-      } else {
+      } else if (name) {
         for (const GlobalView& v : globals) {
-          if (v.role == Name(g.name) && SameClass(registry_, saved, v.object.cls)) found = v.object;
+          if (v.role == *name && SameClass(registry_, saved, v.object.cls)) found = v.object;
         }
       }
       if (!found) {
