@@ -82,13 +82,16 @@ std::size_t Backend::in_flight() const {
 template <typename T>
 std::function<void(T)> Backend::Track(std::function<void(T)> done,
                                       std::span<const StatusCode> codes) {
-  Begin();
   auto tracker = std::make_shared<Tracker>(this);
-  return [tracker, codes, done = std::move(done)](T value) {
+  std::function<void(T)> tracked = [tracker, codes, done = std::move(done)](T value) {
     if (!tracker->Claim()) return;
     done(Promised(std::move(value), codes));
     tracker->Finish();
   };
+  // Counted once nothing more can fail (an allocation above): a count raised before a throw
+  // would never come down, and WaitUntilIdle would wait for ever.
+  Begin();
+  return tracked;
 }
 
 void Backend::Write(const FileName& name, Bytes bytes, StatusCallback done) {

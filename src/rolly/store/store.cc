@@ -236,6 +236,38 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     pending_.fetch_add(1);
     BeginWork();
   }
+  // An operation counted (Begin) by a request on the game thread, until the request hands it on
+  // to a reply or a queue. A request that throws before then (an allocation failing) uncounts
+  // it, so that Flush and closing do not wait for an operation that never started.
+  class Request {
+   public:
+    explicit Request(Impl& impl) : impl_(&impl) { impl.Begin(); }
+    Request(const Request&) = delete;
+    Request& operator=(const Request&) = delete;
+    ~Request() {
+      if (impl_ == nullptr) return;
+      impl_->pending_.fetch_sub(1);
+      impl_->End();
+    }
+    void HandedOn() { impl_ = nullptr; }
+
+   private:
+    Impl* impl_;
+  };
+  // The same for one more piece of work of an operation (BeginWork).
+  class Piece {
+   public:
+    explicit Piece(Impl& impl) : impl_(&impl) { impl.BeginWork(); }
+    Piece(const Piece&) = delete;
+    Piece& operator=(const Piece&) = delete;
+    ~Piece() {
+      if (impl_ != nullptr) impl_->End();
+    }
+    void HandedOn() { impl_ = nullptr; }
+
+   private:
+    Impl* impl_;
+  };
   // Counts one more queued piece of work of an operation (each piece calls End).
   void BeginWork() {
     std::lock_guard lock(mutex_);
@@ -1077,21 +1109,18 @@ void Store::Save(std::string_view slot, format::File file, SaveCallback done) {
 }
 
 void Store::Save(std::string_view slot, FileMaker make, SaveCallback done) {
-  impl_->Begin();
+  Impl::Request request(*impl_);
   Result<FileName> name = FileName::ForSlot(impl_->options().prefix, slot, Copy::kA);
   if (!name.ok()) {
     impl_->Refuse(std::move(done), Result<SaveInfo>(name.status()));
+    request.HandedOn();
     return;
   }
   auto job = std::make_shared<SaveJob>(std::string(slot), *name);
   auto self = impl_;
-  // The write is queued before the encoding is posted: when the slot's turn comes at once, the
-  // worker that encodes then goes on to write (one hand-off), where the other order let a quick
-  // worker finish before the turn was taken, and the turn then woke a second worker.
-  self->EnqueueWrite(job, std::move(done));
-  // The file is made and compressed now, before the slot's turn. The job's header and versions
-  // are set before SetEncoded publishes the job (under its lock) to the turn that reads them.
-  self->workers_.Post([self, job, make = std::move(make)]() mutable {
+  // The encoding's task is made before the write is queued, so nothing after the queueing can
+  // fail for want of memory but the post itself (below).
+  std::function<void()> encode = [self, job, make = std::move(make)]() mutable {
     Result<format::File> file =
         make ? make() : Result<format::File>(InvalidInputError("no file to save"));
     make = nullptr;
@@ -1103,14 +1132,29 @@ void Store::Save(std::string_view slot, FileMaker make, SaveCallback done) {
     job->min_reader_version = file->min_reader_version;
     job->header = std::move(file->header);
     job->SetEncoded(format::EncodeChunks(std::move(file->chunks), self->options().write));
-  });
+  };
+  // The write is queued before the encoding is posted: when the slot's turn comes at once, the
+  // worker that encodes then goes on to write (one hand-off), where the other order let a quick
+  // worker finish before the turn was taken, and the turn then woke a second worker.
+  self->EnqueueWrite(job, std::move(done));
+  request.HandedOn();
+  // The file is made and compressed now, before the slot's turn. The job's header and versions
+  // are set before SetEncoded publishes the job (under its lock) to the turn that reads them.
+  try {
+    self->workers_.Post(std::move(encode));
+  } catch (...) {
+    // The write is queued and waits for the chunks: it fails instead of waiting for ever, and
+    // its callback says so.
+    job->SetEncoded(CancelledError("out of memory"));
+  }
 }
 
 void Store::Load(std::string_view slot, LoadCallback done) {
-  impl_->Begin();
+  Impl::Request request(*impl_);
   Result<FileName> name = FileName::ForSlot(impl_->options().prefix, slot, Copy::kA);
   if (!name.ok()) {
     impl_->Refuse(std::move(done), Result<LoadResult>(name.status()));
+    request.HandedOn();
     return;
   }
   auto self = impl_;
@@ -1118,13 +1162,15 @@ void Store::Load(std::string_view slot, LoadCallback done) {
                   [self, name = *name, slot = std::string(slot), done = std::move(done)]() mutable {
                     self->Reply(std::move(done), self->LoadNewest(name, slot));
                   });
+  request.HandedOn();
 }
 
 void Store::LoadCopy(std::string_view slot, Copy copy, LoadCallback done) {
-  impl_->Begin();
+  Impl::Request request(*impl_);
   Result<FileName> name = FileName::ForSlot(impl_->options().prefix, slot, copy);
   if (!name.ok()) {
     impl_->Refuse(std::move(done), Result<LoadResult>(name.status()));
+    request.HandedOn();
     return;
   }
   auto self = impl_;
@@ -1132,13 +1178,15 @@ void Store::LoadCopy(std::string_view slot, Copy copy, LoadCallback done) {
                   [self, name = *name, slot = std::string(slot), done = std::move(done)]() mutable {
                     self->Reply(std::move(done), self->LoadOne(name, slot));
                   });
+  request.HandedOn();
 }
 
 void Store::ReadNewestHeader(std::string_view slot, HeaderCallback done) {
-  impl_->Begin();
+  Impl::Request request(*impl_);
   Result<FileName> name = FileName::ForSlot(impl_->options().prefix, slot, Copy::kA);
   if (!name.ok()) {
     impl_->Refuse(std::move(done), Result<format::Header>(name.status()));
+    request.HandedOn();
     return;
   }
   auto self = impl_;
@@ -1146,13 +1194,15 @@ void Store::ReadNewestHeader(std::string_view slot, HeaderCallback done) {
                   [self, name = *name, slot = std::string(slot), done = std::move(done)]() mutable {
                     self->Reply(std::move(done), self->NewestHeader(name, slot));
                   });
+  request.HandedOn();
 }
 
 void Store::Delete(std::string_view slot, std::function<void(Status)> done) {
-  impl_->Begin();
+  Impl::Request request(*impl_);
   Result<FileName> name = FileName::ForSlot(impl_->options().prefix, slot, Copy::kA);
   if (!name.ok()) {
     impl_->Refuse(std::move(done), name.status());
+    request.HandedOn();
     return;
   }
   auto self = impl_;
@@ -1160,22 +1210,24 @@ void Store::Delete(std::string_view slot, std::function<void(Status)> done) {
                   [self, name = *name, slot = std::string(slot), done = std::move(done)]() mutable {
                     self->Reply(std::move(done), self->DeleteBoth(name, slot));
                   });
+  request.HandedOn();
 }
 
 void Store::CopySlot(std::string_view from, std::string_view to, SaveCallback done) {
-  impl_->Begin();
+  Impl::Request request(*impl_);
   Result<FileName> from_name = FileName::ForSlot(impl_->options().prefix, from, Copy::kA);
   Result<FileName> to_name = FileName::ForSlot(impl_->options().prefix, to, Copy::kA);
   if (!from_name.ok() || !to_name.ok()) {
     impl_->Refuse(std::move(done),
                  Result<SaveInfo>(from_name.ok() ? to_name.status() : from_name.status()));
+    request.HandedOn();
     return;
   }
   auto self = impl_;
   auto job = std::make_shared<SaveJob>(std::string(to), *to_name);
   // The read runs at `from`'s turn and hands the chunks over; the write waits at `to`'s turn.
   // Each ends as a piece of work.
-  self->BeginWork();
+  Impl::Piece read(*self);
   self->RunInTurn(from_name->base(), [self, job, name = *from_name, slot = std::string(from)] {
     Result<LoadResult> loaded = self->LoadNewest(name, slot);
     if (!loaded.ok()) {
@@ -1187,14 +1239,18 @@ void Store::CopySlot(std::string_view from, std::string_view to, SaveCallback do
     job->header = std::move(loaded->file.header);
     job->SetEncoded(format::EncodeChunks(std::move(loaded->file.chunks), self->options().write));
   });
+  read.HandedOn();
+  // If the write cannot be queued, the read (queued already) still runs and ends its piece.
   self->EnqueueWrite(job, std::move(done));
+  request.HandedOn();
 }
 
 void Store::ListSlots(ListCallback done) {
-  impl_->Begin();
+  Impl::Request request(*impl_);
   Result<FileName> index = FileName::ForIndex(impl_->options().prefix, Copy::kA);
   if (!index.ok()) {
     impl_->Refuse(std::move(done), Result<SlotList>(index.status()));
+    request.HandedOn();
     return;
   }
   auto self = impl_;
@@ -1203,6 +1259,7 @@ void Store::ListSlots(ListCallback done) {
       ->Enqueue([self, done = std::move(done), asker](FileQueue::Finished finished) mutable {
         self->StartList(std::move(done), asker, std::move(finished));
       });
+  request.HandedOn();
 }
 
 Status Store::Flush(Mailbox::Clock::time_point deadline) {

@@ -18,7 +18,10 @@
 // Threads. The game thread asks; the game thread hears back. A save's chunks start compressing on
 // a worker as soon as it is asked for; verifying, decoding and backend I/O run on workers and
 // backend threads. Every callback runs on the game thread when it drains the mailbox (each frame,
-// or inside Flush), never inside the call that asked.
+// or inside Flush), never inside the call that asked. A call that throws (std::bad_alloc, an
+// allocation failing on the game thread) made no request: its callback never runs, nothing waits
+// for it, and the slot's other requests run as asked. (A save whose chunks could not be handed
+// to a worker after it was queued calls back Cancelled instead.)
 //
 // The slot index. Each prefix keeps a small index file (itself in two copies) with every slot's
 // header fields, written through the same queues after each save and delete, so a slot list never

@@ -2,6 +2,7 @@
 
 #include "rolly/store/internal/file_queue.h"
 
+#include <exception>
 #include <map>
 #include <string>
 #include <utility>
@@ -26,33 +27,41 @@ void FileQueue::Pump() {
     bool starting = true;
     bool finished = false;
   };
+  std::exception_ptr failed;
   for (;;) {
     Op op;
     {
       std::lock_guard lock(mutex_);
       if (ops_.empty()) {
         running_ = false;
-        return;
+        break;
       }
       op = std::move(ops_.front());
       ops_.pop_front();
     }
-    auto turn = std::make_shared<Turn>();
-    auto self = shared_from_this();
-    op([self, turn] {
-      {
-        std::lock_guard lock(turn->mutex);
-        turn->finished = true;
-        if (turn->starting) return;  // the loop below runs the next operation
-      }
-      self->Pump();
-    });
-    {
+    bool waits = false;
+    try {
+      auto turn = std::make_shared<Turn>();
+      auto self = shared_from_this();
+      op([self, turn] {
+        {
+          std::lock_guard lock(turn->mutex);
+          turn->finished = true;
+          if (turn->starting) return;  // the loop below runs the next operation
+        }
+        self->Pump();
+      });
       std::lock_guard lock(turn->mutex);
       turn->starting = false;
-      if (!turn->finished) return;  // `finished` will pump when the operation ends
+      waits = !turn->finished;  // `finished` will pump when the operation ends
+    } catch (...) {
+      // The operation could not start (an allocation failed on this thread): its turn ends here,
+      // the operations after it still run, and the first failure goes to the caller.
+      if (!failed) failed = std::current_exception();
     }
+    if (waits) break;
   }
+  if (failed) std::rethrow_exception(failed);
 }
 
 std::shared_ptr<FileQueue> QueueFor(std::uint64_t owner, std::string_view base) {

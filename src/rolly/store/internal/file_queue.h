@@ -3,7 +3,10 @@
 //
 // An operation is started with a `finished` function it must call exactly once, from any thread,
 // when it is done; the next operation starts then. An operation that finishes inside its own
-// start does not recurse: the queue runs the next one in a loop.
+// start does not recurse: the queue runs the next one in a loop. An operation whose start throws
+// (an allocation failing) must not have handed `finished` on: its turn ends with the throw, the
+// operations after it still run, and the call that ran it (Enqueue, or the `finished` of the
+// operation before) rethrows the first such exception.
 //
 // Thread rules: Enqueue from any thread.
 
