@@ -37,7 +37,9 @@
 // the store, host, registry, mailbox and workers outlive it. Save captures on the game thread;
 // the chunks are made from the capture on the store's worker (world::CapturedWorld). Destroying
 // the system waits for chunks being made; a save whose chunks were not started by then writes
-// nothing, and no callback of it runs.
+// nothing, and no callback of it runs. It then waits until the worker pool is idle, since the
+// checks of loads and held saves it posted read its registry: a pool shared with long tasks of
+// the game's delays it until they end too.
 
 #ifndef ROLLY_GAME_SAVE_SYSTEM_H_
 #define ROLLY_GAME_SAVE_SYSTEM_H_
