@@ -78,22 +78,12 @@ bool ReadInteger(ByteReader& in, void* v) {
   return ok;
 }
 
-// Name `index` of `tables` as a value for the game: a name the process did not have when the
-// tables were read is interned now.
-[[gnu::cold, gnu::noinline]] Name InternName(const ChunkTables& tables, std::uint32_t index) {
-  return Name(tables.name_text(index));
-}
-inline Name NameValue(const ChunkTables& tables, std::uint32_t index) {
-  const Name name = tables.names()[index];
-  return name.is_none() ? InternName(tables, index) : name;
-}
-
 // Reads a value of a plain kind (IsPlain) into `v`, an object of it; false when the bytes end
-// first or a length or name index is out of range. `tables`: the chunk's tables (for names).
-// Inlined where most values are read (a class's fields, a vector's elements), so a plain value
-// costs no call and no Status.
-[[gnu::always_inline]] inline bool ReadPlain(ByteReader& in, Kind kind, const ChunkTables& tables,
-                                             void* v) {
+// first or a length or name index is out of range. `names`: the chunk's names. Inlined where most
+// values are read (a class's fields, a vector's elements), so a plain value costs no call and no
+// Status.
+[[gnu::always_inline]] inline bool ReadPlain(ByteReader& in, Kind kind,
+                                             record_internal::NameValues& names, void* v) {
   std::uint64_t u = 0;
   bool ok = false;
   switch (kind) {
@@ -135,10 +125,8 @@ inline Name NameValue(const ChunkTables& tables, std::uint32_t index) {
       break;
     }
     case Kind::kName:
-      ok = in.VarintAtMost(tables.names().size(), &u);
-      if (ok) {
-        *static_cast<Name*>(v) = u == 0 ? Name() : NameValue(tables, static_cast<std::uint32_t>(u - 1));
-      }
+      ok = in.VarintAtMost(names.size(), &u);
+      if (ok) *static_cast<Name*>(v) = u == 0 ? Name() : names[static_cast<std::uint32_t>(u - 1)];
       break;
     case Kind::kGuid: {
       std::uint64_t high = 0, low = 0;
@@ -194,6 +182,17 @@ bool SavedClassIs(const ChunkTables& tables, const reflect::TypeRegistry& regist
 }
 
 }  // namespace
+
+namespace record_internal {
+
+// Out of line and cold: most names are the game's own, interned before the tables were read.
+[[gnu::cold, gnu::noinline]] Name NameValues::Made(std::uint32_t index) {
+  if (made_.empty()) made_.resize(tables_.names().size());
+  if (made_[index].is_none()) made_[index] = Name(tables_.name_text(index));
+  return made_[index];
+}
+
+}  // namespace record_internal
 
 std::string Applier::PathText(const Path* path) {
   std::string text;
@@ -298,7 +297,7 @@ Status Applier::ReadFields(ByteReader& in, std::uint32_t layout, const reflect::
   for (const FieldBinding& b : binding.fields) {
     if (b.plain) {
       // Most fields: read straight into the object.
-      if (!ReadPlain(in, b.kind, tables_, static_cast<char*>(object) + b.offset)) return Truncated();
+      if (!ReadPlain(in, b.kind, name_values_, static_cast<char*>(object) + b.offset)) return Truncated();
       continue;
     }
     if (!b.matches) {
@@ -336,7 +335,7 @@ Status Applier::SkipFields(ByteReader& in, const std::vector<LayoutField>& field
 Status Applier::Read(ByteReader& in, std::uint32_t saved, const Type& live, void* v, int depth,
                      const Path* path, bool whole) {
   if (IsPlain(live.kind)) {
-    return ReadPlain(in, live.kind, tables_, v) ? OkStatus() : Truncated();
+    return ReadPlain(in, live.kind, name_values_, v) ? OkStatus() : Truncated();
   }
   const SavedType& t = tables_.types()[saved];
   std::uint64_t u = 0;
@@ -394,7 +393,7 @@ Status Applier::Read(ByteReader& in, std::uint32_t saved, const Type& live, void
       char* at = static_cast<char*>(live.container->element(v, 0));
       if (IsPlain(element.kind)) {
         for (std::uint64_t i = 0; i < u; ++i, at += element.size) {
-          if (!ReadPlain(in, element.kind, tables_, at)) return Truncated();
+          if (!ReadPlain(in, element.kind, name_values_, at)) return Truncated();
         }
         return OkStatus();
       }
@@ -578,15 +577,17 @@ Status Applier::ReadBag(ByteReader& in, const Type& live, void* value, int depth
   }
   live.bag->clear(value);
   for (const LayoutField& f : tables_.bag_layouts()[u].fields) {
-    // A property bag's names are the game's data: interned here, after the check passed.
-    const Name name = NameValue(tables_, f.name);
     const Type* type = LiveTypeFor(f.type);
+    // A property bag's names are the game's data: interned here, after the check passed, for a
+    // property the bag may take.
+    const Name name = type != nullptr ? name_values_[f.name] : Name();
     Result<void*> at = type != nullptr
                            ? live.bag->add(value, name, type)
                            : Result<void*>(NotFoundError("the game registers no type " +
                                                          tables_.Describe(f.type)));
     if (!at.ok()) {
-      Message("field " + PathText(path) + ": bag property " + name.str() + " dropped (" +
+      Message("field " + PathText(path) + ": bag property " +
+              std::string(tables_.name_text(f.name)) + " dropped (" +
               std::string(at.status().message()) + ")");
       ROLLY_RETURN_IF_ERROR(Skip(in, f.type));
       continue;

@@ -47,17 +47,45 @@
 
 namespace rolly::record {
 
+namespace record_internal {
+
+// The names of a chunk's tables as values for the game (a Name field's value, a property bag's
+// property name): a name the process did not have when the tables were read (None in names())
+// is interned once, the first time one is read. Used by one applier.
+class NameValues {
+ public:
+  explicit NameValues(const ChunkTables& tables) : tables_(tables) {}
+  std::size_t size() const { return tables_.names().size(); }
+  Name operator[](std::uint32_t index) {
+    const Name name = tables_.names()[index];
+    return name.is_none() ? Made(index) : name;
+  }
+
+ private:
+  Name Made(std::uint32_t index);
+
+  const ChunkTables& tables_;
+  std::vector<Name> made_;  // by index, None until first made
+};
+
+}  // namespace record_internal
+
 class Applier {
  public:
   // `payload` as DecodePayload or CheckedPayload::Check made it; `links` resolves references
   // (null: every reference is left as it was, with a message). All must outlive the applier.
   Applier(const reflect::TypeRegistry& registry, const Payload& payload,
           ObjectLinks* links = nullptr)
-      : registry_(registry), tables_(payload.tables), records_(&payload.records), links_(links) {}
+      : registry_(registry),
+        tables_(payload.tables),
+        name_values_(payload.tables),
+        records_(&payload.records),
+        links_(links) {}
   Applier(const reflect::TypeRegistry& registry, const CheckedPayload& payload,
           ObjectLinks* links = nullptr)
       : registry_(registry),
         tables_(payload.tables()),
+        name_values_(payload.tables()),
         records_(&payload),
         checked_(&payload),
         links_(links) {}
@@ -163,6 +191,7 @@ class Applier {
 
   const reflect::TypeRegistry& registry_;
   const ChunkTables& tables_;
+  record_internal::NameValues name_values_;
   RecordSubjects records_;
   const CheckedPayload* checked_ = nullptr;
   ObjectLinks* links_;

@@ -330,6 +330,9 @@ std::uint32_t ChunkTables::AppendLayout(Layout layout) {
 }
 
 void ChunkTables::SetLayout(std::uint32_t index, Layout layout) {
+  // The layout it replaces (one reserved empty) no longer names this index.
+  auto old = layout_content_.find(layouts_[index]);
+  if (old != layout_content_.end() && old->second == index) layout_content_.erase(old);
   layout_content_.emplace(layout, index);
   layouts_[index] = std::move(layout);
 }
@@ -460,9 +463,11 @@ Result<ChunkTables> DecodeTables(ByteView record) {
     }
     // Not interned: a name the process does not have is kept as text (see names()).
     const std::optional<Name> name = Name::Find(text);
+    // A name found may have been interned by another thread since an earlier copy of it was
+    // not: both are looked for.
     const bool repeated =
-        name ? !tables.name_index_.emplace(*name, static_cast<std::uint32_t>(i)).second
-             : tables.unfound_index_.contains(std::string(text));
+        (name && !tables.name_index_.emplace(*name, static_cast<std::uint32_t>(i)).second) ||
+        (!tables.unfound_index_.empty() && tables.unfound_index_.contains(std::string(text)));
     if (repeated) return damaged("name " + std::to_string(i) + " repeats an earlier name");
     if (name) {
       tables.names_.push_back(*name);
