@@ -400,6 +400,15 @@ TEST(FileForgeryTest, FrameClaimingMoreThanItsBlocksCanMakeIsRefused) {
               StatusIs(StatusCode::kDamaged, HasSubstr("cannot produce the declared size")));
   EXPECT_THAT(TimedRead(OneChunkFile(RleFrame(3001, 3, 1000), 1, 3001)),
               StatusIs(StatusCode::kDamaged, HasSubstr("cannot produce the declared size")));
+  // Blocks larger than the frame's block size (128 KiB), which zstd refuses only once the output
+  // is allocated: 2 KiB of them claiming 2 MiB each add up to 1 GiB. At the block size they read.
+  EXPECT_THAT(TimedRead(OneChunkFile(RleFrame(1ull << 30, 513, (1u << 21) - 1), 1, 1ull << 30)),
+              StatusIs(StatusCode::kDamaged, HasSubstr("cannot produce the declared size")));
+  constexpr std::uint32_t kBlockMax = 128 << 10;
+  EXPECT_OK(TimedRead(OneChunkFile(RleFrame(4 * kBlockMax, 4, kBlockMax), 1, 4 * kBlockMax)));
+  constexpr std::uint32_t kPast = kBlockMax + 1;
+  EXPECT_THAT(TimedRead(OneChunkFile(RleFrame(4 * kPast, 4, kPast), 1, 4 * kPast)),
+              StatusIs(StatusCode::kDamaged, HasSubstr("cannot produce the declared size")));
   // Blocks that run past the frame's end.
   Bytes cut = RleFrame(3000, 3, 1000);
   cut.pop_back();

@@ -34,7 +34,9 @@ ZSTD_DCtx* ThreadDCtx() {
 
 // The most bytes the frame's blocks can produce, walking only the block headers; 0 when the block
 // structure is broken. Raw and RLE blocks produce exactly their size; a compressed block at most
-// the frame's block size.
+// the frame's block size. No block may be larger than that size (zstd refuses one, but only
+// after the output was allocated: 2 KiB of RLE blocks claiming 2 MiB each would make a reader
+// allocate and zero a gigabyte first).
 std::uint64_t DecodedBound(ByteView frame, std::size_t header_size, unsigned block_size_max) {
   std::uint64_t bound = 0;
   std::size_t pos = header_size;
@@ -47,6 +49,7 @@ std::uint64_t DecodedBound(ByteView frame, std::size_t header_size, unsigned blo
     const bool last = (block & 1) != 0;
     const std::uint32_t type = (block >> 1) & 3;
     const std::uint32_t size = block >> 3;
+    if (size > block_size_max) return 0;
     std::size_t stored;
     switch (type) {
       case 0:  // raw
