@@ -297,7 +297,9 @@ Status Applier::ReadFields(ByteReader& in, std::uint32_t layout, const reflect::
   for (const FieldBinding& b : binding.fields) {
     if (b.plain) {
       // Most fields: read straight into the object.
-      if (!ReadPlain(in, b.kind, name_values_, static_cast<char*>(object) + b.offset)) return Truncated();
+      if (!ReadPlain(in, b.kind, name_values_, static_cast<char*>(object) + b.offset)) {
+        return Truncated();
+      }
       continue;
     }
     if (!b.matches) {

@@ -548,7 +548,8 @@ Result<ChunkTables> DecodeTables(ByteView record) {
       for (const LayoutField& other : layout.fields) {
         if (other.name == fname) {
           return damaged("layout " + std::to_string(i) + " names field " +
-                         std::string(tables.name_text(static_cast<std::uint32_t>(fname))) + " twice");
+                         std::string(tables.name_text(static_cast<std::uint32_t>(fname))) +
+                         " twice");
         }
       }
       layout.fields.push_back(
@@ -588,7 +589,8 @@ Result<ChunkTables> DecodeTables(ByteView record) {
       for (const LayoutField& other : layout.fields) {
         if (other.name == fname) {
           return damaged("bag layout " + std::to_string(i) + " names property " +
-                         std::string(tables.name_text(static_cast<std::uint32_t>(fname))) + " twice");
+                         std::string(tables.name_text(static_cast<std::uint32_t>(fname))) +
+                         " twice");
         }
       }
       layout.fields.push_back(

@@ -940,7 +940,8 @@ TEST(TablesTest, FieldsThatWouldSaveAsNothingAreLeftOutAndContainersOfThemRefuse
   ChunkTables tables;
   EXPECT_THAT(
       CaptureObject(*r.FindClass<WithHollows>(), &many, Guid(), RecordKind::kActor, &tables),
-      StatusIs(StatusCode::kInvalidData, HasSubstr("field Hollows: struct Hollow saves no fields")));
+      StatusIs(StatusCode::kInvalidData,
+               HasSubstr("field Hollows: struct Hollow saves no fields")));
   WithMaybeHollow maybe;
   ChunkTables tables2;
   EXPECT_THAT(

@@ -1113,9 +1113,9 @@ Result<std::vector<WorldChunk>> CapturedWorld::Rep::Make() {
             const Name level = a.ok() && !a->level.empty() ? Name::Find(a->level).value_or(Name())
                                                            : Name();
             const bool named = !level.is_none();
-            bool level_loaded =
-                a.ok() && (a->level.empty() ||
-                           (named && std::find(levels.begin(), levels.end(), level) != levels.end()));
+            const bool level_listed =
+                named && std::find(levels.begin(), levels.end(), level) != levels.end();
+            bool level_loaded = a.ok() && (a->level.empty() || level_listed);
             // An actor of a level not loaded now (its tombstone too: nothing else remembers it),
             // or of a class the game does not register. Level memory replaces a level's records.
             // A level's capture keeps its own level's records as a save would.
