@@ -24,14 +24,9 @@ inline constexpr int kExitValid = 0;    // every file read is valid
 inline constexpr int kExitInvalid = 1;  // a file is damaged or needs a newer version
 inline constexpr int kExitUsage = 2;    // a usage error, or a path that cannot be read
 
-// The largest file this version can read: the prelude, a header and a directory at their
-// bounds, and chunks that decode to at most 1 GiB. Stored and zstd chunks are never larger
-// than they decode to, so a bigger file is past a bound of docs/format.md ("Limits") and is
-// refused before a byte of it is read. (A chunk in a codec a newer version added may in
-// principle be larger than it decodes to; this version could not decode it anyway.)
-inline constexpr std::uint64_t kMaxReadableFileSize =
-    format::kPreludeSize + format::kMaxHeaderSize + format::kMaxDirectorySize +
-    format::kMaxDecodedTotal;
+// The largest file a reader reads (docs/format.md, "Limits"): a bigger one is refused before a
+// byte of it is read.
+inline constexpr std::uint64_t kMaxReadableFileSize = format::kMaxFileSize;
 
 // A file read whole into memory, or why it was not.
 struct LoadedFile {

@@ -249,6 +249,11 @@ Result<Front> EncodeFront(const Header& header_fields, const std::vector<Encoded
     return InvalidInputError(fmt::format("directory is {} bytes, above its bound of {}",
                                          front.directory.size(), kMaxDirectorySize));
   }
+  // Only chunks carried in a codec a later version added may be stored larger than they decode.
+  if (front.file_size() > kMaxFileSize) {
+    return InvalidInputError(fmt::format("the file would be {} bytes, above its bound of {}",
+                                         front.file_size(), kMaxFileSize));
+  }
   return front;
 }
 
@@ -464,6 +469,9 @@ Result<Prelude> ReadPrelude(ByteView bytes) {
   }
   if (prelude.file_size < kPreludeSize + prelude.header_size + prelude.directory_size) {
     return Damaged("prelude", "the file size is smaller than the prelude, header and directory");
+  }
+  if (prelude.file_size > kMaxFileSize) {
+    return Damaged("prelude", "the file size is above its bound");
   }
   return prelude;
 }

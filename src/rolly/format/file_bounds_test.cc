@@ -169,6 +169,21 @@ TEST(FileBoundsTest, DirectorySizeInThePrelude) {
               StatusIs(StatusCode::kDamaged, HasSubstr("prelude: the directory size")));
 }
 
+// The prelude's file size at its bound passes the prelude's checks (the file is then short of
+// it); one byte past is refused there, so no reader reads further.
+TEST(FileBoundsTest, FileSizeInThePrelude) {
+  ASSERT_OK_AND_ASSIGN(Bytes bytes, Write(File{}));
+  StoreU64(bytes.data() + 24, kMaxFileSize);
+  format_testing::Reseal(&bytes);
+  EXPECT_OK(ReadPrelude(bytes).status());
+  EXPECT_THAT(Read(bytes), StatusIs(StatusCode::kDamaged, HasSubstr("truncated")));
+  StoreU64(bytes.data() + 24, kMaxFileSize + 1);
+  format_testing::Reseal(&bytes);
+  EXPECT_THAT(ReadPrelude(bytes), StatusIs(StatusCode::kDamaged,
+                                           HasSubstr("prelude: the file size is above its bound")));
+  EXPECT_THAT(Read(bytes), StatusIs(StatusCode::kDamaged, HasSubstr("prelude: the file size")));
+}
+
 TEST(FileBoundsTest, ChunkKeySize) {
   File f;
   f.chunks.emplace_back(kWorldChunk, std::string(kMaxChunkKeySize, 'k'), ToBytes("x"));

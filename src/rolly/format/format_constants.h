@@ -37,6 +37,11 @@ inline constexpr std::uint64_t kMaxThumbnailSize = 8u << 20;
 inline constexpr std::uint64_t kMaxCustomVersions = 1024;
 inline constexpr std::uint64_t kMaxCustomVersionKeySize = 256;
 inline constexpr std::uint64_t kMaxCarriedFields = 256;
+// A whole file: the prelude, a header and a directory at their bounds, and chunks stored in at
+// most as many bytes as all chunks may decode to. A reader reads no more of a file than this
+// (and one byte, to see that the file is larger).
+inline constexpr std::uint64_t kMaxFileSize =
+    kPreludeSize + kMaxHeaderSize + kMaxDirectorySize + kMaxDecodedTotal;
 
 // docs/format.md, "Header": field IDs. Never reused.
 enum class HeaderField : std::uint32_t {

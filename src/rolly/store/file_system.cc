@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <new>
 #include <optional>
 #include <system_error>
 #include <utility>
@@ -224,7 +225,14 @@ Result<Bytes> PosixFileSystem::ReadFile(const std::string& path, std::size_t max
   Bytes out;
   // The size is a hint only: the file may change while it is read.
   const auto hint = static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 0);
-  out.reserve(std::min(max_bytes, hint + 1));
+  // A file too large for memory fails its read (this may run on a backend's own thread, where an
+  // exception would end the process).
+  try {
+    out.reserve(std::min(max_bytes, hint + 1));
+  } catch (const std::bad_alloc&) {
+    return StorageFailedError(fmt::format("read \"{}\": {} bytes do not fit in memory", path,
+                                          std::min(max_bytes, hint + 1)));
+  }
   constexpr std::size_t kChunk = 64 * 1024;
   while (out.size() < max_bytes) {
     // What the reserved room holds first: the hinted size and one byte more, so an unchanged file

@@ -34,6 +34,10 @@ using store_internal::FileQueue;
 
 namespace {
 
+// The most of a copy or index file the store reads: a file's bound (docs/format.md, "Limits")
+// and one byte, so a larger one is seen to be damaged without being read whole.
+constexpr std::size_t kMaxReadBytes = format::kMaxFileSize + 1;
+
 // A load hands the File to the game and never writes it back: no need to keep stored bytes.
 const format::ReadOptions kLoadOptions = [] {
   format::ReadOptions o;
@@ -128,7 +132,7 @@ CopyState StateOf(const Status& s) {
 // damaged: it is not this slot's save.
 CheckedCopy CheckCopy(Backend& backend, const FileName& name, std::string_view slot) {
   CheckedCopy c;
-  Result<Bytes> bytes = ReadNow(backend, name);
+  Result<Bytes> bytes = ReadPrefixNow(backend, name, kMaxReadBytes);
   if (!bytes.ok()) {
     c.info.state = StateOf(bytes.status());
     c.info.why = bytes.status();
@@ -734,11 +738,12 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
           return;
         }
         const int n = static_cast<int>(*newest);
-        self->backend_.Read(n == 0 ? a : a.Other(), [pending, complete, n](Result<Bytes> whole) {
-          pending->reads.bytes[n].emplace(std::move(whole));
-          pending->reads.whole[n] = true;
-          complete();
-        });
+        self->backend_.ReadPrefix(n == 0 ? a : a.Other(), kMaxReadBytes,
+                                  [pending, complete, n](Result<Bytes> whole) {
+                                    pending->reads.bytes[n].emplace(std::move(whole));
+                                    pending->reads.whole[n] = true;
+                                    complete();
+                                  });
       };
     };
     backend_.ReadPrefix(a, kIndexHeadBytes, head(0));
@@ -844,7 +849,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     for (int i = 0; i < 2; ++i) {
       if (!reads->whole[i] && (*bytes[i]).ok() && NeedsMoreThan(**bytes[i])) {
         if (!may_block) return std::nullopt;
-        bytes[i].emplace(ReadNow(backend_, names[i]));
+        bytes[i].emplace(ReadPrefixNow(backend_, names[i], kMaxReadBytes));
         reads->whole[i] = true;
       }
     }
@@ -858,7 +863,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
       const int n = static_cast<int>(*newest);
       if (!reads->whole[n]) {
         if (!may_block) return std::nullopt;
-        bytes[n].emplace(ReadNow(backend_, names[n]));
+        bytes[n].emplace(ReadPrefixNow(backend_, names[n], kMaxReadBytes));
         reads->whole[n] = true;
       }
       Result<format::File> file = (*bytes[n]).ok() ? format::Read(**bytes[n], kLoadOptions)
@@ -918,8 +923,8 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
         if (--wait.left == 0) wait.cv.notify_one();
       };
     };
-    backend_.Read(first, reader(0));
-    backend_.Read(second, reader(1));
+    backend_.ReadPrefix(first, kMaxReadBytes, reader(0));
+    backend_.ReadPrefix(second, kMaxReadBytes, reader(1));
     std::unique_lock lock(wait.mutex);
     wait.cv.wait(lock, [&wait] { return wait.left == 0; });
   }

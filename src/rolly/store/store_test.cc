@@ -5,6 +5,8 @@
 
 #include "rolly/store/store.h"
 
+#include <unistd.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -31,7 +33,9 @@
 #include "rolly/core/worker_pool.h"
 #include "rolly/format/file.h"
 #include "rolly/store/fault_backend.h"
+#include "rolly/store/folder_backend.h"
 #include "rolly/store/memory_backend.h"
+#include "rolly/store/store_test_util.h"
 
 namespace rolly::store {
 namespace {
@@ -255,6 +259,30 @@ TEST_F(StoreTest, DamagedNewestCopyFallsBackToTheOther) {
   ASSERT_OK_AND_ASSIGN(const SaveInfo info, Save(store, "s", MakeFile("newer")));
   EXPECT_EQ(info.copy, Copy::kB);
   EXPECT_EQ(info.sequence, 2u);
+}
+
+// A copy far larger than any file may be (a sparse file of 64 GiB) is read no further than a
+// file's bound and one byte (about 1 GiB), and is damaged: the other copy loads. Before the
+// bound the store read it whole, and the process ran out of memory.
+TEST_F(StoreTest, ACopyLargerThanAnyFileIsDamagedWithoutBeingReadWhole) {
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  {
+    FolderBackend backend(dir.path());
+    Store store(backend, workers_, mailbox_);
+    ASSERT_OK(Save(store, "s", MakeFile("one")).status());  // copy a
+    ASSERT_OK(Save(store, "s", MakeFile("two")).status());  // copy b, the newest
+  }
+  const std::string path = dir.path() + "/" + SlotFile("s", Copy::kB).str();
+  ASSERT_EQ(::truncate(path.c_str(), std::int64_t{64} << 30), 0) << path;
+  FolderBackend backend(dir.path());
+  Store store(backend, workers_, mailbox_);
+  Result<LoadResult> loaded = Load(store, "s");
+  ASSERT_OK(loaded.status());
+  EXPECT_EQ(loaded->file.header.title, "one");
+  EXPECT_EQ(loaded->copy, Copy::kA);
+  EXPECT_EQ(loaded->other_state, CopyState::kDamaged);
+  EXPECT_THAT(loaded->other_status, StatusIs(StatusCode::kDamaged));
 }
 
 TEST_F(StoreTest, BothCopiesDamagedIsDamagedNamingBoth) {
