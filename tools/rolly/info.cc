@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "json_writer.h"
@@ -57,17 +58,21 @@ Report Gather(const InfoOptions& options, ByteView bytes) {
   read_options.extra_known_chunks = options.known_chunks;
   Result<format::File> file = format::Read(bytes, read_options);
   r.status = file.status();
-  r.diagnosis = format::Diagnose(bytes);
+  r.diagnosis = format::Diagnose(bytes, file.status());
   if (file.ok()) {
     r.file = std::move(file).value();
     r.header = r.file->header;
+    // The parts by name, found once (a file may hold 65,536 chunks).
+    std::unordered_map<std::string_view, const format::PartReport*> parts;
+    for (const format::PartReport& p : r.diagnosis.parts) parts.emplace(p.part, &p);
     for (std::size_t i = 0; i < r.file->chunks.size(); ++i) {
       const format::Chunk& c = r.file->chunks[i];
       ChunkView v;
       v.index = i;
       v.id = std::string(c.id().view());
       v.key = c.key();
-      v.part = FindPart(r.diagnosis, fmt::format("chunk {}", i));
+      const auto part = parts.find(fmt::format("chunk {}", i));
+      v.part = part != parts.end() ? part->second : nullptr;
       v.stored_size = v.part != nullptr ? v.part->size : c.stored().size();
       v.chunk = &c;
       r.chunks.push_back(std::move(v));

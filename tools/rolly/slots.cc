@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -96,11 +97,14 @@ void Verify(store::Store& store, Mailbox& mailbox, store::SlotInfo* slot) {
   std::uint64_t sequences[2] = {0, 0};
   format::Header headers[2];
   for (const store::Copy copy : {store::Copy::kA, store::Copy::kB}) {
-    std::optional<Result<store::LoadResult>> loaded;
+    // Shared with the callback: one that comes after the wait gave up finds its own result, not
+    // a variable of this loop gone or reused for the other copy.
+    auto answer = std::make_shared<std::optional<Result<store::LoadResult>>>();
     store.LoadCopy(slot->slot, copy,
-                   [&loaded](Result<store::LoadResult> r) { loaded.emplace(std::move(r)); });
-    mailbox.DrainUntil([&loaded] { return loaded.has_value(); },
+                   [answer](Result<store::LoadResult> r) { answer->emplace(std::move(r)); });
+    mailbox.DrainUntil([&answer] { return answer->has_value(); },
                        Mailbox::Clock::now() + std::chrono::seconds(60));
+    const std::optional<Result<store::LoadResult>>& loaded = *answer;
     store::CopyState& state = states[static_cast<int>(copy)];
     if (!loaded) {
       state = store::CopyState::kFailed;

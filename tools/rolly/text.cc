@@ -27,12 +27,37 @@ std::size_t Utf8SequenceAt(std::string_view text, std::size_t i) {
 
 namespace {
 
+// The code point of the well-formed sequence of `n` (2 to 4) bytes at `s`.
+char32_t CodePoint(const char* s, std::size_t n) {
+  const auto b = [s](std::size_t k) {
+    return static_cast<char32_t>(static_cast<unsigned char>(s[k]));
+  };
+  if (n == 2) return (b(0) & 0x1F) << 6 | (b(1) & 0x3F);
+  if (n == 3) return (b(0) & 0x0F) << 12 | (b(1) & 0x3F) << 6 | (b(2) & 0x3F);
+  return (b(0) & 0x07) << 18 | (b(1) & 0x3F) << 12 | (b(2) & 0x3F) << 6 | (b(3) & 0x3F);
+}
+
+// Characters a terminal acts on or that reorder or hide what is shown, beyond ASCII: the C1
+// controls (U+0080..U+009F: U+009B is an 8-bit CSI), and the invisible format characters
+// (the bidirectional marks, embeddings, overrides and isolates, zero-width characters, the line
+// and paragraph separators, the byte order mark, interlinear annotation marks).
+bool IsHiddenControl(char32_t c) {
+  return (c >= 0x80 && c <= 0x9F) || c == 0x061C || (c >= 0x200B && c <= 0x200F) ||
+         (c >= 0x2028 && c <= 0x202E) || (c >= 0x2060 && c <= 0x206F) || c == 0xFEFF ||
+         (c >= 0xFFF9 && c <= 0xFFFB);
+}
+
 void AppendPrintable(std::string_view text, bool escape_quote, std::string* out) {
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
     const std::size_t n = Utf8SequenceAt(text, i);
     if (n > 1) {
-      out->append(text.substr(i, n));
+      const char32_t point = CodePoint(text.data() + i, n);
+      if (IsHiddenControl(point)) {
+        *out += fmt::format("\\u{{{:04x}}}", static_cast<std::uint32_t>(point));
+      } else {
+        out->append(text.substr(i, n));
+      }
       i += n;
       continue;
     }

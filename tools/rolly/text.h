@@ -19,8 +19,10 @@ namespace rolly::cli {
 std::size_t Utf8SequenceAt(std::string_view text, std::size_t i);
 
 // `text` with what a terminal would act on made visible: control characters and bytes that are
-// not UTF-8 become \n, \t, \r or \xNN, and a backslash becomes two. Keys and paths come from files
-// and command lines a user may not trust.
+// not UTF-8 become \n, \t, \r or \xNN; the C1 controls and the invisible characters that reorder
+// or hide text (bidirectional overrides, zero-width characters...) become \u{XXXX}; and a
+// backslash becomes two. Keys, titles and paths come from files and command lines a user may not
+// trust.
 std::string Printable(std::string_view text);
 
 // Printable(text) in double quotes, with a double quote inside escaped.

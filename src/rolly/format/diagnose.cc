@@ -28,9 +28,11 @@ PartReport Part(std::string name, std::uint64_t offset, std::uint64_t size, Byte
 
 }  // namespace
 
-Diagnosis Diagnose(ByteView bytes) {
+Diagnosis Diagnose(ByteView bytes) { return Diagnose(bytes, Read(bytes).status()); }
+
+Diagnosis Diagnose(ByteView bytes, Status read_status) {
   Diagnosis d;
-  d.status = Read(bytes).status();
+  d.status = std::move(read_status);
   if (bytes.size() < kPreludeSize) return d;
 
   // The prelude is reported when its magic matches, even when its checksum fails.

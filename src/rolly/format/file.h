@@ -306,6 +306,9 @@ struct Diagnosis {
 
 // Checks every part it can locate, without stopping at the first failure.
 Diagnosis Diagnose(ByteView bytes);
+// The same, given the status Read gave for `bytes` (a caller that read them already is spared a
+// second decoding, and its ReadOptions count).
+Diagnosis Diagnose(ByteView bytes, Status read_status);
 
 }  // namespace rolly::format
 
