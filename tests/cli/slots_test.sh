@@ -33,13 +33,16 @@ assert s["sequence"] == 2 and s["copy"] == "b" and s["copy_a"] == "valid", s
 assert s["recovered"] is False and s["damaged"] is False, s
 ' || fail "JSON does not list the slots as saved"
 
-# Without the index, the slots are rebuilt from the saves' headers (nothing is written).
+# Without the index, the slots are rebuilt from the saves' headers (nothing is written), and a
+# save the game is writing meanwhile (its temporary file) is left alone.
 rm -f "$saves"/rolly.index.*.rsav
+printf 'a save being written' > "$saves/rolly.slot.^slot~203.a.rsav.tmp"
 before="$(ls "$saves" | sort)"
 run "$ROLLY" slots "$saves"
 expect_exit 0
 expect_line "slots: 3"
 [ "$(ls "$saves" | sort)" = "$before" ] || fail "slots wrote into the folder"
+rm -f "$saves/rolly.slot.^slot~203.a.rsav.tmp"
 
 # The newest copy of Slot 1 (copy b) damaged in its last byte: --verify checks the copies whole, so
 # it finds that a load takes copy a; exit 1.

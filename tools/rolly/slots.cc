@@ -144,7 +144,10 @@ int RunSlots(const SlotsOptions& options, std::FILE* out, std::FILE* err) {
     fmt::print(err, "rolly slots: {} is not a folder\n", Printable(options.folder));
     return kExitUsage;
   }
-  store::FolderBackend backend(options.folder);
+  // Only reads: a game may be saving into the folder (its temporary files stay).
+  store::FolderBackendOptions backend_options;
+  backend_options.read_only = true;
+  store::FolderBackend backend(options.folder, backend_options);
   WorkerPool workers(2);
   Mailbox mailbox;
   store::StoreOptions store_options;

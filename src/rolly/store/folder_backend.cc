@@ -31,8 +31,14 @@ FolderBackend::FolderBackend(std::string folder, FolderBackendOptions options)
     : folder_(std::move(folder)),
       fs_(options.file_system ? std::move(options.file_system) : PosixFileSystem::Default()),
       margin_(options.free_space_margin),
+      read_only_(options.read_only),
       io_(1) {
-  io_.Post([this] { Open(); });
+  if (!read_only_) io_.Post([this] { Open(); });
+}
+
+std::optional<Status> FolderBackend::Refused() const {
+  if (!read_only_) return std::nullopt;
+  return StorageFailedError("the backend of " + folder_ + " only reads");
 }
 
 FolderBackend::~FolderBackend() {
@@ -166,6 +172,7 @@ void FolderBackend::StartWrite(const FileName& name, Bytes bytes, StatusCallback
 void FolderBackend::StartWritePieces(const FileName& name, std::vector<Bytes> pieces,
                                      StatusCallback done) {
   io_.Post([this, name, pieces = std::move(pieces), done = std::move(done)] {
+    if (std::optional<Status> refused = Refused()) return done(*refused);
     const Status written = DoWrite(name, pieces);
     done(Only(written, {StatusCode::kNoSpace}));
     RemoveStaleTemps();
@@ -179,6 +186,10 @@ void FolderBackend::StartWriteLateFront(const FileName& name, std::shared_ptr<La
                                         std::vector<Bytes> rest, StatusCallback done) {
   io_.Post([this, name, front = std::move(front), rest = std::move(rest),
             done = std::move(done)] {
+    if (std::optional<Status> refused = Refused()) {
+      front->Wait();  // as any write: `rest` is the writer's until its front is set
+      return done(*refused);
+    }
     const Status written = DoWrite(name, rest, front.get());
     // A write that failed before it needed the front still answers only once it is set: the
     // writer may be reading `rest` until then.
@@ -213,6 +224,7 @@ void FolderBackend::StartExists(const FileName& name, ExistsCallback done) {
 
 void FolderBackend::StartDelete(const FileName& name, StatusCallback done) {
   io_.Post([this, name, done = std::move(done)] {
+    if (std::optional<Status> refused = Refused()) return done(*refused);
     Status s = fs_->Remove(PathOf(name));
     if (s.code() == StatusCode::kNotFound) {
       done(OkStatus());

@@ -40,7 +40,8 @@
 // Temporary files. Operations run one at a time, so at most one "<FileName>.tmp" exists at once,
 // and a crash leaves at most one behind. At start (before the first operation) the backend removes
 // every "<FileName>.tmp" in the folder; so a stale temporary file is gone once a new backend has
-// run anything, a save included.
+// run anything, a save included. A read-only backend (FolderBackendOptions::read_only) removes
+// none, and creates no folder.
 //
 // Other files. Only names made by FileName's rules, and those names followed by ".tmp", are ever
 // written, renamed or removed. Any other file in the folder (the game's own, another program's,
@@ -77,6 +78,10 @@ struct FolderBackendOptions {
   std::shared_ptr<FileSystem> file_system;
   // Free space a write must leave, beyond its own bytes, or it answers NoSpace.
   std::uint64_t free_space_margin = 1024 * 1024;
+  // A backend for looking only (an inspector such as `rolly slots`, beside a game that may be
+  // saving): it neither creates the folder nor removes temporary files, and every write and
+  // delete answers StorageFailed without touching the folder.
+  bool read_only = false;
 };
 
 class FolderBackend : public Backend {
@@ -112,6 +117,8 @@ class FolderBackend : public Backend {
   void StartList(ListCallback done) override;
 
  private:
+  // The answer to a write or delete of a read-only backend, when it is one.
+  std::optional<Status> Refused() const;
   // These run on the I/O thread only, and so touch the members below without a lock.
   void Open();
   Status EnsureFolder();
@@ -128,6 +135,7 @@ class FolderBackend : public Backend {
   const std::string folder_;
   const std::shared_ptr<FileSystem> fs_;
   const std::uint64_t margin_;
+  const bool read_only_;
   bool folder_ready_ = false;            // the folder was seen to exist or was made
   std::vector<std::string> stale_temps_;  // temporary files failed writes could not remove
   // Last, so it is destroyed first: its destructor runs the tasks still queued, which use the

@@ -141,6 +141,36 @@ TEST_F(FolderBackendTest, StaleTempFilesAreRemovedAtStart) {
   EXPECT_EQ(back, BytesOf("good save"));
 }
 
+FolderBackendOptions ReadOnly() {
+  FolderBackendOptions options;
+  options.read_only = true;
+  return options;
+}
+
+// A read-only backend (an inspector's, beside a game saving into the folder) leaves the game's
+// temporary file, creates no folder, and refuses writes and deletes, touching nothing.
+TEST_F(FolderBackendTest, AReadOnlyBackendReadsAndChangesNothing) {
+  WriteFileForTest(Path("rolly.slot.x.a.rsav"), "good save");
+  WriteFileForTest(Path("rolly.slot.x.b.rsav.tmp"), "a save being written");
+  {
+    FolderBackend backend(dir_.path(), ReadOnly());
+    ASSERT_OK_AND_ASSIGN(Bytes back, ReadNow(backend, Slot("x")));
+    EXPECT_EQ(back, BytesOf("good save"));
+    ASSERT_OK_AND_ASSIGN(std::vector<FileName> listed, ListNow(backend));
+    EXPECT_EQ(listed.size(), 1u);
+    EXPECT_THAT(WriteNow(backend, Slot("x"), BytesOf("new")),
+                StatusIs(StatusCode::kStorageFailed, HasSubstr("only reads")));
+    EXPECT_THAT(DeleteNow(backend, Slot("x")), StatusIs(StatusCode::kStorageFailed));
+  }
+  PosixFileSystem fs;
+  EXPECT_THAT(Entries(fs, dir_.path()),
+              ElementsAre("rolly.slot.x.a.rsav", "rolly.slot.x.b.rsav.tmp"));
+  EXPECT_EQ(ReadFileForTest(Path("rolly.slot.x.a.rsav")), "good save");
+  FolderBackend missing(Path("not/made"), ReadOnly());
+  EXPECT_THAT(ReadNow(missing, Slot("x")), StatusIs(StatusCode::kNotFound));
+  EXPECT_FALSE(std::filesystem::exists(Path("not")));
+}
+
 TEST_F(FolderBackendTest, MissingFolderIsCreatedWithItsParents) {
   const std::string folder = Path("a/b/saves");
   FolderBackend backend(folder);
