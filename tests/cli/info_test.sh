@@ -116,6 +116,17 @@ truncate -s 1200M "$WORK/huge.rsav"
 run "$ROLLY" info "$WORK/huge.rsav"
 expect_exit 1
 expect_match '^status: Damaged: file: 1258291200 bytes, larger than any file this version can read \([0-9]+ bytes\); not read$'
+# At the bound (64 bytes + 16 MiB + 16 MiB + 1 GiB) the file is read, and found damaged; one byte
+# past, it is refused unread.
+truncate -s 1107296320 "$WORK/bound.rsav"
+run "$ROLLY" info "$WORK/bound.rsav"
+expect_exit 1
+expect_match '^status: Damaged: prelude'
+truncate -s 1107296321 "$WORK/bound.rsav"
+run "$ROLLY" info "$WORK/bound.rsav"
+expect_exit 1
+expect_match '^status: Damaged: file: 1107296321 bytes, larger than any file this version can read'
+rm -f "$WORK/bound.rsav"
 
 # Usage errors.
 run "$ROLLY" info

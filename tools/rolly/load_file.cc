@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -25,12 +26,14 @@ LoadedFile Unreadable(std::string error) {
   return loaded;
 }
 
-LoadedFile TooLarge(std::string_view size) {
+// `read`: whether its bytes were read up to the bound (a pipe or device, whose size is known
+// only so), rather than refused by the size the file system gave.
+LoadedFile TooLarge(std::string_view size, bool read = false) {
   LoadedFile loaded;
   loaded.outcome = LoadedFile::Outcome::kTooLarge;
   loaded.status = DamagedError(
-      fmt::format("file: {} bytes, larger than any file this version can read ({} bytes); not read",
-                  size, kMaxReadableFileSize));
+      fmt::format("file: {} bytes, larger than any file this version can read ({} bytes){}", size,
+                  kMaxReadableFileSize, read ? "" : "; not read"));
   return loaded;
 }
 
@@ -56,13 +59,23 @@ LoadedFile LoadFile(const std::string& path) {
   LoadedFile loaded;
   // The first read asks for one byte more than the size seen, to notice a file that grew.
   std::size_t piece = static_cast<std::size_t>(expected) + 1;
+  constexpr std::size_t kMost = kMaxReadableFileSize + 1;
+  // A pipe or device gives no size: room for the most it may hold is set aside once (memory is
+  // taken only as it fills), so growing never holds an old and a new buffer at once.
+  if (!std::filesystem::is_regular_file(st)) loaded.bytes.reserve(kMost);
   while (true) {
     const std::size_t old_size = loaded.bytes.size();
+    // Never more than the bound and one byte, read or held (a pipe or device has no size to
+    // trust, and a vector left to grow would double past the bound).
+    piece = std::min(piece, kMost - old_size);
+    if (loaded.bytes.capacity() < old_size + piece) {
+      loaded.bytes.reserve(std::min(kMost, std::max(old_size + piece, 2 * old_size)));
+    }
     loaded.bytes.resize(old_size + piece);
     const std::size_t n = std::fread(loaded.bytes.data() + old_size, 1, piece, file.get());
     loaded.bytes.resize(old_size + n);
     if (loaded.bytes.size() > kMaxReadableFileSize) {
-      return TooLarge(fmt::format("more than {}", kMaxReadableFileSize));
+      return TooLarge(fmt::format("more than {}", kMaxReadableFileSize), /*read=*/true);
     }
     if (n < piece) break;
     piece = std::size_t{1} << 20;
