@@ -72,6 +72,12 @@ int main(int argc, char** argv) {
   slots_cmd->add_flag("--json", slots.json, "Print one JSON object instead of text");
   slots_cmd->add_flag("--verify", slots.verify,
                       "Check both copies of every slot whole instead of trusting the index");
+  std::vector<std::string> slots_known;
+  slots_cmd
+      ->add_option("--known-chunk", slots_known,
+                   "A chunk ID the game knows beyond the library's (repeatable)")
+      ->allow_extra_args(false)
+      ->check(CheckChunkId);
 
   rolly::cli::DemoOptions demo;
   CLI::App* demo_cmd = app.add_subcommand(
@@ -104,7 +110,10 @@ int main(int argc, char** argv) {
     info.known_chunks = ToChunkIds(info_known);
     return rolly::cli::RunInfo(info, stdout, stderr);
   }
-  if (slots_cmd->parsed()) return rolly::cli::RunSlots(slots, stdout, stderr);
+  if (slots_cmd->parsed()) {
+    slots.known_chunks = ToChunkIds(slots_known);
+    return rolly::cli::RunSlots(slots, stdout, stderr);
+  }
   if (demo_cmd->parsed()) return rolly::cli::RunDemo(demo, stdout, stderr);
   verify.known_chunks = ToChunkIds(verify_known);
   return rolly::cli::RunVerify(verify, stdout, stderr);

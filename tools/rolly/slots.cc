@@ -152,6 +152,7 @@ int RunSlots(const SlotsOptions& options, std::FILE* out, std::FILE* err) {
   Mailbox mailbox;
   store::StoreOptions store_options;
   store_options.prefix = options.prefix;
+  store_options.known_chunks = options.known_chunks;
   store::Store store(backend, workers, mailbox, store_options);
   std::optional<Result<store::SlotList>> listed;
   store.ListSlots([&listed](Result<store::SlotList> r) { listed.emplace(std::move(r)); });

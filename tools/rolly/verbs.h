@@ -76,6 +76,8 @@ struct SlotsOptions {
   // Check both copies of every slot whole, as a load would, instead of trusting the index's
   // states (which date from each slot's last save).
   bool verify = false;
+  // Chunk IDs the game knows beyond the library's (StoreOptions::known_chunks), for --verify.
+  std::vector<format::ChunkId> known_chunks;
 };
 
 // `rolly slots`: the slots of a save folder from its slot index (rebuilt in memory from the saves'

@@ -38,12 +38,6 @@ namespace {
 // and one byte, so a larger one is seen to be damaged without being read whole.
 constexpr std::size_t kMaxReadBytes = format::kMaxFileSize + 1;
 
-// A load hands the File to the game and never writes it back: no need to keep stored bytes.
-const format::ReadOptions kLoadOptions = [] {
-  format::ReadOptions o;
-  o.keep_stored = false;
-  return o;
-}();
 
 // What the store knows of one copy.
 struct CopyInfo {
@@ -130,7 +124,8 @@ CopyState StateOf(const Status& s) {
 
 // Reads `name` whole and runs every check but decoding. A copy whose header names another slot is
 // damaged: it is not this slot's save.
-CheckedCopy CheckCopy(Backend& backend, const FileName& name, std::string_view slot) {
+CheckedCopy CheckCopy(Backend& backend, const FileName& name, std::string_view slot,
+                      const format::ReadOptions& options) {
   CheckedCopy c;
   Result<Bytes> bytes = ReadPrefixNow(backend, name, kMaxReadBytes);
   if (!bytes.ok()) {
@@ -139,7 +134,7 @@ CheckedCopy CheckCopy(Backend& backend, const FileName& name, std::string_view s
     return c;
   }
   c.info.size = bytes->size();
-  Result<format::Header> header = format::Verify(*bytes);
+  Result<format::Header> header = format::Verify(*bytes, options);
   if (header.ok() && header->slot_name != slot) {
     header = DamagedError(fmt::format("header: holds slot \"{}\"", header->slot_name));
   }
@@ -228,7 +223,11 @@ struct SaveJob {
 class Store::Impl : public std::enable_shared_from_this<Impl> {
  public:
   Impl(Backend& backend, WorkerPool& workers, Mailbox& mailbox, StoreOptions options)
-      : backend_(backend), workers_(workers), mailbox_(mailbox), options_(std::move(options)) {}
+      : backend_(backend), workers_(workers), mailbox_(mailbox), options_(std::move(options)) {
+    read_options_.extra_known_chunks = options_.known_chunks;
+    // A load hands the File to the game and never writes it back: no need to keep stored bytes.
+    read_options_.keep_stored = false;
+  }
 
   const StoreOptions& options() const { return options_; }
   std::size_t pending() const { return pending_.load(); }
@@ -392,8 +391,8 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     Copies c = GetCopies(name);
     if (c.known) return c;
     const FileName a = name.copy() == Copy::kA ? name : name.Other();
-    c.a = CheckCopy(backend_, a, slot).info;
-    c.b = CheckCopy(backend_, a.Other(), slot).info;
+    c.a = CheckCopy(backend_, a, slot, read_options_).info;
+    c.b = CheckCopy(backend_, a.Other(), slot, read_options_).info;
     c.known = true;
     SetCopies(name, c);
     return c;
@@ -510,7 +509,8 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
 
   Result<LoadResult> LoadNewest(const FileName& name, std::string_view slot) {
     const FileName a = name.copy() == Copy::kA ? name : name.Other();
-    CheckedCopy copies[2] = {CheckCopy(backend_, a, slot), CheckCopy(backend_, a.Other(), slot)};
+    CheckedCopy copies[2] = {CheckCopy(backend_, a, slot, read_options_),
+                             CheckCopy(backend_, a.Other(), slot, read_options_)};
     Copies c;
     c.known = true;
     c.a = copies[0].info;
@@ -529,7 +529,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
       const std::optional<Copy> newest = c.Newest();
       if (!newest) break;
       CheckedCopy& chosen = copies[static_cast<int>(*newest)];
-      Result<format::File> file = format::Read(chosen.bytes, kLoadOptions);
+      Result<format::File> file = format::Read(chosen.bytes, read_options_);
       if (!file.ok()) {
         c.Of(*newest).state = StateOf(file.status());
         c.Of(*newest).why = file.status();
@@ -551,12 +551,12 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
   }
 
   Result<LoadResult> LoadOne(const FileName& name, std::string_view slot) {
-    CheckedCopy copy = CheckCopy(backend_, name, slot);
+    CheckedCopy copy = CheckCopy(backend_, name, slot, read_options_);
     if (copy.info.state != CopyState::kValid) {
       if (copy.info.state == CopyState::kMissing) return NotFoundError("the copy does not exist");
       return copy.info.why;
     }
-    ROLLY_ASSIGN_OR_RETURN(format::File file, format::Read(copy.bytes, kLoadOptions));
+    ROLLY_ASSIGN_OR_RETURN(format::File file, format::Read(copy.bytes, read_options_));
     LoadResult result;
     result.file = std::move(file);
     result.copy = name.copy();
@@ -866,7 +866,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
         bytes[n].emplace(ReadPrefixNow(backend_, names[n], kMaxReadBytes));
         reads->whole[n] = true;
       }
-      Result<format::File> file = (*bytes[n]).ok() ? format::Read(**bytes[n], kLoadOptions)
+      Result<format::File> file = (*bytes[n]).ok() ? format::Read(**bytes[n], read_options_)
                                                    : Result<format::File>((*bytes[n]).status());
       Status why = file.status();
       if (file.ok()) {
@@ -1043,8 +1043,8 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     Copies& known = index.copies;
     if (!known.known) {
       known.known = true;
-      known.a = CheckCopy(backend_, a, "").info;
-      known.b = CheckCopy(backend_, a.Other(), "").info;
+      known.a = CheckCopy(backend_, a, "", read_options_).info;
+      known.b = CheckCopy(backend_, a.Other(), "", read_options_).info;
     }
     format::File file;
     file.header.kind = static_cast<std::uint32_t>(format::SaveKind::kIndex);
@@ -1065,6 +1065,9 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
   WorkerPool& workers_;
   Mailbox& mailbox_;
   const StoreOptions options_;
+  // How copies are checked and read: the game's chunk IDs known (options_.known_chunks), stored
+  // bytes not kept.
+  format::ReadOptions read_options_;
 
  private:
   std::atomic<std::size_t> pending_{0};

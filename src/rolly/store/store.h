@@ -68,6 +68,10 @@ struct StoreOptions {
   // Keep the slot index up to date. A store that only inspects turns it off: it then writes
   // nothing at all, and ListSlots reads the saves' headers.
   bool keep_index = true;
+  // The game's own chunk IDs (format::ReadOptions::extra_known_chunks): a copy holding a
+  // MustUnderstand chunk of one of them is valid. One whose MustUnderstand chunk nobody here
+  // knows is a newer version's (NewerVersion).
+  std::vector<format::ChunkId> known_chunks;
 };
 
 // What a save wrote.

@@ -240,6 +240,34 @@ TEST_F(StoreTest, FirstSaveOfASessionContinuesFromTheCopiesOnTheBackend) {
   EXPECT_EQ(info.sequence, 3u);
 }
 
+// A save holding the game's own chunk that readers must understand loads through a store told
+// of it (StoreOptions::known_chunks); to one that is not, both copies are a newer version's, and
+// a save into the slot is refused rather than written over them.
+TEST_F(StoreTest, TheGamesOwnMustUnderstandChunkLoadsWhenTheStoreKnowsIt) {
+  MemoryBackend memory;
+  const format::ChunkId mine("MINE");
+  StoreOptions knowing;
+  knowing.known_chunks = {mine};
+  {
+    FaultBackend backend(&memory);
+    Store store(backend, workers_, mailbox_, knowing);
+    for (const char* title : {"one", "two"}) {
+      format::File file = MakeFile(title);
+      file.chunks.emplace_back(mine, "", Payload(40, 3), format::kChunkMustUnderstand);
+      ASSERT_OK(Save(store, "s", std::move(file)).status()) << title;
+    }
+    Result<LoadResult> loaded = Load(store, "s");
+    ASSERT_OK(loaded.status());
+    EXPECT_EQ(loaded->file.header.title, "two");
+    EXPECT_EQ(loaded->other_state, CopyState::kValid);
+  }
+  FaultBackend backend(&memory);
+  Store store(backend, workers_, mailbox_);
+  EXPECT_THAT(Load(store, "s").status(), StatusIs(StatusCode::kNewerVersion));
+  EXPECT_THAT(Save(store, "s", MakeFile("three")).status(),
+              StatusIs(StatusCode::kNewerVersion));
+}
+
 TEST_F(StoreTest, DamagedNewestCopyFallsBackToTheOther) {
   MemoryBackend backend;
   Store store(backend, workers_, mailbox_);
