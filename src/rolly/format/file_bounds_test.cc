@@ -139,6 +139,17 @@ TEST(FileBoundsTest, CarriedFieldCount) {
               StatusIs(StatusCode::kDamaged, HasSubstr("header: more carried fields")));
 }
 
+// A field ID is at most 2^32 - 1: one this version does not know is carried at that bound, and
+// one past it is refused.
+TEST(FileBoundsTest, HeaderFieldIds) {
+  constexpr std::uint64_t kLast = UINT32_MAX;
+  ASSERT_OK_AND_ASSIGN(const File read, Read(FileWithHeader({{kLast, Bytes{1}}})));
+  ASSERT_EQ(read.header.carried_fields.size(), 1u);
+  EXPECT_EQ(read.header.carried_fields[0].id, kLast);
+  EXPECT_THAT(Read(FileWithHeader({{kLast + 1, Bytes{1}}})),
+              StatusIs(StatusCode::kDamaged, HasSubstr("header: a field ID is not readable")));
+}
+
 TEST(FileBoundsTest, HeaderSize) {
   // One carried field of 1 ID byte, 4 length bytes and the payload: exactly 16 MiB.
   File f;
