@@ -175,46 +175,48 @@ void SaveSystem::Save(std::string_view slot, const SaveOptions& options, SaveCal
     }
     return file;
   };
-  ++saves_running_;
   // Level memory taken before this capture began is in the file; memory of a level removed since
   // is not, and stays when the file becomes the held save. A save whose capture began before the
   // held save's (or a load's) is not held: see World::SetHeld.
   const world::WorldCapture::Mark capture_mark = capture->mark();
   std::shared_ptr<world::WorldCapture> held_capture(std::move(capture));
+  store::Store::SaveCallback finished =
+      [this, done = std::move(done), name, outcome, started, held_capture, saved,
+       capture_mark, alive = std::weak_ptr<int>(worker_jobs_)](
+          Result<store::SaveInfo> info) mutable {
+        if (alive.expired()) return;
+        --saves_running_;
+        if (!info.ok()) {
+          held_capture->Forget();
+          if (done) done(info.status());
+          if (events_) events_->OnSaveFinished(name, info.status());
+          return;
+        }
+        held_capture->RunSavedHooks();
+        // The world holds what this save wrote, so the next one keeps the same records.
+        // Decoding it again runs on a worker.
+        ++*worker_jobs_;
+        workers_.Post([this, saved, capture_mark, alive]() {
+          auto game =
+              world::LoadedGame::Check(std::move(*saved), registry_, PostTo(workers_));
+          mailbox_.Post([this, game = std::move(game), capture_mark, alive]() mutable {
+            auto token = alive.lock();
+            if (!token) return;
+            --*token;
+            if (game.ok() && load_ == nullptr) {
+              world_->SetHeld(std::move(*game), capture_mark);
+            }
+          });
+        });
+        outcome.info = std::move(*info);
+        outcome.total_time = Clock::now() - started;
+        if (done) done(std::move(outcome));
+        if (events_) events_->OnSaveFinished(name, OkStatus());
+      };
+  // Counted once nothing but the store's Save is left that may fail for want of memory.
+  ++saves_running_;
   try {
-    store_.Save(name, store::Store::FileMaker(std::move(make)),
-                [this, done = std::move(done), name, outcome, started, held_capture, saved,
-                 capture_mark, alive = std::weak_ptr<int>(worker_jobs_)](
-                    Result<store::SaveInfo> info) mutable {
-                  if (alive.expired()) return;
-                  --saves_running_;
-                  if (!info.ok()) {
-                    held_capture->Forget();
-                    if (done) done(info.status());
-                    if (events_) events_->OnSaveFinished(name, info.status());
-                    return;
-                  }
-                  held_capture->RunSavedHooks();
-                  // The world holds what this save wrote, so the next one keeps the same records.
-                  // Decoding it again runs on a worker.
-                  ++*worker_jobs_;
-                  workers_.Post([this, saved, capture_mark, alive]() {
-                    auto game =
-                        world::LoadedGame::Check(std::move(*saved), registry_, PostTo(workers_));
-                    mailbox_.Post([this, game = std::move(game), capture_mark, alive]() mutable {
-                      auto token = alive.lock();
-                      if (!token) return;
-                      --*token;
-                      if (game.ok() && load_ == nullptr) {
-                        world_->SetHeld(std::move(*game), capture_mark);
-                      }
-                    });
-                  });
-                  outcome.info = std::move(*info);
-                  outcome.total_time = Clock::now() - started;
-                  if (done) done(std::move(outcome));
-                  if (events_) events_->OnSaveFinished(name, OkStatus());
-                });
+    store_.Save(name, store::Store::FileMaker(std::move(make)), std::move(finished));
   } catch (...) {
     // The save was not made (an allocation failed on this thread): nothing will call back, and
     // its capture is forgotten as a failed save's is.

@@ -38,7 +38,6 @@ namespace {
 // and one byte, so a larger one is seen to be damaged without being read whole.
 constexpr std::size_t kMaxReadBytes = format::kMaxFileSize + 1;
 
-
 // What the store knows of one copy.
 struct CopyInfo {
   CopyState state = CopyState::kMissing;
@@ -239,37 +238,32 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     pending_.fetch_add(1);
     BeginWork();
   }
-  // An operation counted (Begin) by a request on the game thread, until the request hands it on
-  // to a reply or a queue. A request that throws before then (an allocation failing) uncounts
-  // it, so that Flush and closing do not wait for an operation that never started.
-  class Request {
+  // An operation a request on the game thread counted (kOperation: Begin), or one more piece
+  // of its work (kPiece: BeginWork), until the request hands it on to a reply or a queue. A
+  // request that throws before then (an allocation failing) uncounts it, so that Flush and
+  // closing do not wait for work that never started.
+  class Counted {
    public:
-    explicit Request(Impl& impl) : impl_(&impl) { impl.Begin(); }
-    Request(const Request&) = delete;
-    Request& operator=(const Request&) = delete;
-    ~Request() {
+    enum Kind { kOperation, kPiece };
+    Counted(Impl& impl, Kind kind) : impl_(&impl), kind_(kind) {
+      if (kind == kOperation) {
+        impl.Begin();
+      } else {
+        impl.BeginWork();
+      }
+    }
+    Counted(const Counted&) = delete;
+    Counted& operator=(const Counted&) = delete;
+    ~Counted() {
       if (impl_ == nullptr) return;
-      impl_->pending_.fetch_sub(1);
+      if (kind_ == kOperation) impl_->pending_.fetch_sub(1);
       impl_->End();
     }
     void HandedOn() { impl_ = nullptr; }
 
    private:
     Impl* impl_;
-  };
-  // The same for one more piece of work of an operation (BeginWork).
-  class Piece {
-   public:
-    explicit Piece(Impl& impl) : impl_(&impl) { impl.BeginWork(); }
-    Piece(const Piece&) = delete;
-    Piece& operator=(const Piece&) = delete;
-    ~Piece() {
-      if (impl_ != nullptr) impl_->End();
-    }
-    void HandedOn() { impl_ = nullptr; }
-
-   private:
-    Impl* impl_;
+    Kind kind_;
   };
   // Counts one more queued piece of work of an operation (each piece calls End).
   void BeginWork() {
@@ -1117,7 +1111,7 @@ void Store::Save(std::string_view slot, format::File file, SaveCallback done) {
 }
 
 void Store::Save(std::string_view slot, FileMaker make, SaveCallback done) {
-  Impl::Request request(*impl_);
+  Impl::Counted request(*impl_, Impl::Counted::kOperation);
   Result<FileName> name = FileName::ForSlot(impl_->options().prefix, slot, Copy::kA);
   if (!name.ok()) {
     impl_->Refuse(std::move(done), Result<SaveInfo>(name.status()));
@@ -1158,7 +1152,7 @@ void Store::Save(std::string_view slot, FileMaker make, SaveCallback done) {
 }
 
 void Store::Load(std::string_view slot, LoadCallback done) {
-  Impl::Request request(*impl_);
+  Impl::Counted request(*impl_, Impl::Counted::kOperation);
   Result<FileName> name = FileName::ForSlot(impl_->options().prefix, slot, Copy::kA);
   if (!name.ok()) {
     impl_->Refuse(std::move(done), Result<LoadResult>(name.status()));
@@ -1174,7 +1168,7 @@ void Store::Load(std::string_view slot, LoadCallback done) {
 }
 
 void Store::LoadCopy(std::string_view slot, Copy copy, LoadCallback done) {
-  Impl::Request request(*impl_);
+  Impl::Counted request(*impl_, Impl::Counted::kOperation);
   Result<FileName> name = FileName::ForSlot(impl_->options().prefix, slot, copy);
   if (!name.ok()) {
     impl_->Refuse(std::move(done), Result<LoadResult>(name.status()));
@@ -1190,7 +1184,7 @@ void Store::LoadCopy(std::string_view slot, Copy copy, LoadCallback done) {
 }
 
 void Store::ReadNewestHeader(std::string_view slot, HeaderCallback done) {
-  Impl::Request request(*impl_);
+  Impl::Counted request(*impl_, Impl::Counted::kOperation);
   Result<FileName> name = FileName::ForSlot(impl_->options().prefix, slot, Copy::kA);
   if (!name.ok()) {
     impl_->Refuse(std::move(done), Result<format::Header>(name.status()));
@@ -1206,7 +1200,7 @@ void Store::ReadNewestHeader(std::string_view slot, HeaderCallback done) {
 }
 
 void Store::Delete(std::string_view slot, std::function<void(Status)> done) {
-  Impl::Request request(*impl_);
+  Impl::Counted request(*impl_, Impl::Counted::kOperation);
   Result<FileName> name = FileName::ForSlot(impl_->options().prefix, slot, Copy::kA);
   if (!name.ok()) {
     impl_->Refuse(std::move(done), name.status());
@@ -1222,7 +1216,7 @@ void Store::Delete(std::string_view slot, std::function<void(Status)> done) {
 }
 
 void Store::CopySlot(std::string_view from, std::string_view to, SaveCallback done) {
-  Impl::Request request(*impl_);
+  Impl::Counted request(*impl_, Impl::Counted::kOperation);
   Result<FileName> from_name = FileName::ForSlot(impl_->options().prefix, from, Copy::kA);
   Result<FileName> to_name = FileName::ForSlot(impl_->options().prefix, to, Copy::kA);
   if (!from_name.ok() || !to_name.ok()) {
@@ -1235,7 +1229,7 @@ void Store::CopySlot(std::string_view from, std::string_view to, SaveCallback do
   auto job = std::make_shared<SaveJob>(std::string(to), *to_name);
   // The read runs at `from`'s turn and hands the chunks over; the write waits at `to`'s turn.
   // Each ends as a piece of work.
-  Impl::Piece read(*self);
+  Impl::Counted read(*self, Impl::Counted::kPiece);
   self->RunInTurn(from_name->base(), [self, job, name = *from_name, slot = std::string(from)] {
     Result<LoadResult> loaded = self->LoadNewest(name, slot);
     if (!loaded.ok()) {
@@ -1254,7 +1248,7 @@ void Store::CopySlot(std::string_view from, std::string_view to, SaveCallback do
 }
 
 void Store::ListSlots(ListCallback done) {
-  Impl::Request request(*impl_);
+  Impl::Counted request(*impl_, Impl::Counted::kOperation);
   Result<FileName> index = FileName::ForIndex(impl_->options().prefix, Copy::kA);
   if (!index.ok()) {
     impl_->Refuse(std::move(done), Result<SlotList>(index.status()));
