@@ -606,7 +606,13 @@ Result<File> Read(ByteView bytes, const ReadOptions& options) {
   file.min_reader_version = checked.prelude.min_reader_version;
   file.header = std::move(checked.header);
 
-  // Step 7, last part: decoding.
+  // Step 7, last part: decoding (within what the caller takes on).
+  std::uint64_t decoded = 0;
+  for (const DirectoryEntry& e : entries) decoded += e.decoded_size;  // at most 1 GiB: checked
+  if (decoded > options.decode_at_most) {
+    return InvalidInputError(fmt::format("the file decodes to {} bytes, more than the {} asked",
+                                         decoded, options.decode_at_most));
+  }
   file.chunks.reserve(entries.size());
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const DirectoryEntry& e = entries[i];

@@ -235,6 +235,10 @@ struct ReadOptions {
   // Keep each chunk's as-read encoding so Write reproduces the file exactly. A load that will
   // not write the File back may turn it off to hold less memory.
   bool keep_stored = true;
+  // The most the chunks may decode to in all, for a reader that bounds the work it takes on (a
+  // listing on a thread that must stay quick): Read refuses a file that passes every check but
+  // decodes to more with InvalidInput, decoding nothing. Verify does not look at it.
+  std::uint64_t decode_at_most = kMaxDecodedTotal;
 };
 
 // Checks and decodes a whole file, in the order of docs/format.md, "Reading".
@@ -243,7 +247,8 @@ struct ReadOptions {
 //                 chunk N) and what failed;
 //   NewerVersion  a newer version wrote it in a way this one cannot read (a minimum reader version
 //                 above ours, a MustUnderstand chunk we do not know, a known chunk in a codec we
-//                 lack).
+//                 lack);
+//   InvalidInput  a valid file that decodes to more than options.decode_at_most.
 Result<File> Read(ByteView bytes, const ReadOptions& options = {});
 
 // Runs every check of Read (checksums, one form, bounds, what a newer version wrote) without

@@ -195,6 +195,21 @@ TEST(FileBoundsTest, FileSizeInThePrelude) {
   EXPECT_THAT(Read(bytes), StatusIs(StatusCode::kDamaged, HasSubstr("prelude: the file size")));
 }
 
+// A reader may bound what it decodes below the format's bound (ReadOptions::decode_at_most): a
+// valid file decoding to more is InvalidInput from Read, and still passes Verify.
+TEST(FileBoundsTest, DecodeAtMostIsTheReadersOwnBound) {
+  File f;
+  f.chunks.emplace_back(kTestChunk, "", Bytes(1000, 'x'));
+  ASSERT_OK_AND_ASSIGN(const Bytes bytes, Write(f));
+  ReadOptions options;
+  options.decode_at_most = 1000;
+  EXPECT_OK(Read(bytes, options).status());
+  options.decode_at_most = 999;
+  EXPECT_THAT(Read(bytes, options),
+              StatusIs(StatusCode::kInvalidInput, HasSubstr("more than the 999 asked")));
+  EXPECT_OK(Verify(bytes, options).status());
+}
+
 TEST(FileBoundsTest, ChunkKeySize) {
   File f;
   f.chunks.emplace_back(kWorldChunk, std::string(kMaxChunkKeySize, 'k'), ToBytes("x"));

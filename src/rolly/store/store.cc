@@ -860,8 +860,13 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
         bytes[n].emplace(ReadPrefixNow(backend_, names[n], kMaxReadBytes));
         reads->whole[n] = true;
       }
-      Result<format::File> file = (*bytes[n]).ok() ? format::Read(**bytes[n], read_options_)
+      // On the backend's thread (may_block false) a listing decodes no more than a quick index
+      // holds; an index that decodes to more (compressed, by another writer) goes to a worker.
+      format::ReadOptions options = read_options_;
+      if (!may_block) options.decode_at_most = kQuickIndexBytes;
+      Result<format::File> file = (*bytes[n]).ok() ? format::Read(**bytes[n], options)
                                                    : Result<format::File>((*bytes[n]).status());
+      if (!may_block && file.status().code() == StatusCode::kInvalidInput) return std::nullopt;
       Status why = file.status();
       if (file.ok()) {
         for (format::Chunk& chunk : file->chunks) {

@@ -1061,6 +1061,38 @@ TEST_F(StoreTest, ListSlotsListsEverySlotFromTheIndexWithoutReadingSaves) {
   EXPECT_EQ(backend.slot_reads() + backend.index_reads(), reads);
 }
 
+// An index that another writer compressed (the store writes its own stored) may be small on disk
+// and large decoded: a listing whose backend answers on a thread of its own decodes it on a
+// worker, not on that thread, and lists the same.
+TEST_F(StoreTest, AnIndexCompressedByAnotherWriterListsTheSame) {
+  MemoryBackend memory;
+  format::File big = MakeFile("Big");
+  big.header.metadata = Bytes(600 * 1024, 'm');  // well past kQuickIndexBytes decoded
+  {
+    FaultBackend backend(&memory);
+    Store store(backend, workers_, mailbox_);
+    ASSERT_OK(Save(store, "big", std::move(big)).status());
+  }
+  for (const Copy copy : {Copy::kA, Copy::kB}) {
+    const std::optional<Bytes> index = memory.Peek(IndexFile(copy));
+    if (!index) continue;
+    ASSERT_OK_AND_ASSIGN(const format::File file, format::Read(*index));
+    format::File fresh;
+    fresh.header = file.header;
+    for (const format::Chunk& c : file.chunks) fresh.chunks.emplace_back(c.id(), c.key(), c.data());
+    ASSERT_OK_AND_ASSIGN(const Bytes compressed, format::Write(fresh));
+    ASSERT_LT(compressed.size(), Store::kQuickIndexBytes);
+    memory.Poke(IndexFile(copy), compressed);
+  }
+  FaultBackend backend(&memory);
+  backend.Add(FaultRule::AnswerElsewhere().FromThenOn());
+  Store store(backend, workers_, mailbox_);
+  ASSERT_OK_AND_ASSIGN(const SlotList slots, List(store));
+  ASSERT_EQ(slots.size(), 1u);
+  EXPECT_EQ(slots[0].title, "Big");
+  EXPECT_EQ(slots[0].metadata.size(), 600u * 1024);
+}
+
 TEST_F(StoreTest, SlotListOwnsItsBytesAndItsCopiesShareThem) {
   MemoryBackend backend;
   std::optional<SlotList> kept;
