@@ -814,10 +814,15 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     if (changes.empty()) return OkStatus();
     if (listed != nullptr) listed->reset();
     Bytes merged;
-    // Invariant: index.sidx was checked when read, or made by this code.
+    // index.sidx was checked when read, or made by this code: the merge fails only when it would
+    // list more slots than an index may. The changes are then kept for a later merge (a delete
+    // may bring the count back under the bound), newer ones noted meanwhile first.
     const Status s = store_internal::MergeSlotIndex(*index.sidx, changes, &merged);
-    assert(s.ok());
-    if (!s.ok()) return s;
+    if (!s.ok()) {
+      std::lock_guard lock(mutex_);
+      index_changes_.merge(changes);
+      return s;
+    }
     index.sidx = std::make_shared<const Bytes>(std::move(merged));
     return OkStatus();
   }
@@ -996,6 +1001,9 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
       Copies c;
       c.b = CopyInfo{CopyState::kValid, h->sequence, size, Status()};
       out[h->slot_name] = SlotInfoOf(h->slot_name, *h, c, Copy::kB, size);
+    }
+    if (out.size() > store_internal::kMaxIndexedSlots) {
+      return store_internal::TooManySlots(out.size());
     }
     return out;
   }

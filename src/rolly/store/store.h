@@ -255,8 +255,10 @@ class Store {
   // finished: the list runs on the index's own queue, not after saves still running on their
   // slots'. `done` gets a SlotList that owns its bytes (see SlotList: the views in it live as long
   // as the list), or StorageFailed or SignedOut when the index can be neither read nor rebuilt
-  // (a rebuild that cannot read a save's copy keeps nothing: the next listing tries again). A
-  // copy whose header holds another slot's name is not listed.
+  // (a rebuild that cannot read a save's copy keeps nothing: the next listing tries again).
+  // StorageFailed also while the prefix holds more than 65,536 slots, the most an index lists
+  // (saves and loads go on; a delete brings the listing back). A copy whose header holds another
+  // slot's name is not listed.
   // The index is read and checked on the backend's thread when it answers on a thread other than
   // the caller's and the index is small (at most kQuickIndexBytes), else on a worker.
   void ListSlots(ListCallback done);

@@ -34,6 +34,7 @@
 #include "rolly/format/file.h"
 #include "rolly/store/fault_backend.h"
 #include "rolly/store/folder_backend.h"
+#include "rolly/store/internal/slot_index_codec.h"
 #include "rolly/store/memory_backend.h"
 #include "rolly/store/store_test_util.h"
 
@@ -1091,6 +1092,47 @@ TEST_F(StoreTest, AnIndexCompressedByAnotherWriterListsTheSame) {
   ASSERT_EQ(slots.size(), 1u);
   EXPECT_EQ(slots[0].title, "Big");
   EXPECT_EQ(slots[0].metadata.size(), 600u * 1024);
+}
+
+// A slot index lists at most kMaxIndexedSlots (65,536) slots. A save that would make it list one
+// more is written and loads, but listing fails StorageFailed until a delete brings the count back
+// under the bound; a rebuild from the saves that finds more fails the same way. (Before, the
+// store made an index its own reader refused, and listing answered Damaged.)
+TEST_F(StoreTest, AnIndexListsAtMostItsBoundOfSlots) {
+  constexpr std::size_t kMax = store_internal::kMaxIndexedSlots;
+  MemoryBackend memory;
+  format::File small;
+  small.header.sequence = 1;
+  for (std::size_t i = 0; i < kMax; ++i) {
+    small.header.slot_name = "s" + std::to_string(i);
+    ASSERT_OK_AND_ASSIGN(Bytes bytes, format::Write(small));
+    memory.Poke(SlotFile(small.header.slot_name, Copy::kA), std::move(bytes));
+  }
+  {
+    FaultBackend backend(&memory);
+    Store store(backend, workers_, mailbox_);
+    ASSERT_OK_AND_ASSIGN(const SlotList all, List(store));  // rebuilt from the saves' headers
+    EXPECT_EQ(all.size(), kMax);
+    ASSERT_OK(Save(store, "t", MakeFile("one more")).status());
+    EXPECT_THAT(List(store).status(),
+                StatusIs(StatusCode::kStorageFailed, HasSubstr("65537 slots, more than the 65536")));
+    ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(store, "t"));
+    EXPECT_EQ(loaded.file.header.title, "one more");
+    ASSERT_OK(Delete(store, "s0"));
+    ASSERT_OK_AND_ASSIGN(const SlotList again, List(store));
+    EXPECT_EQ(again.size(), kMax);
+    EXPECT_EQ(again.Find("s0"), nullptr);
+    EXPECT_NE(again.Find("t"), nullptr);
+  }
+  // One more save file, put there by hand, and no index: the rebuild finds too many.
+  small.header.slot_name = "u";
+  ASSERT_OK_AND_ASSIGN(Bytes bytes, format::Write(small));
+  memory.Poke(SlotFile("u", Copy::kA), std::move(bytes));
+  ASSERT_OK(DeleteNow(memory, IndexFile(Copy::kA)));
+  ASSERT_OK(DeleteNow(memory, IndexFile(Copy::kB)));
+  FaultBackend backend(&memory);
+  Store store(backend, workers_, mailbox_);
+  EXPECT_THAT(List(store).status(), StatusIs(StatusCode::kStorageFailed, HasSubstr("65537 slots")));
 }
 
 TEST_F(StoreTest, SlotListOwnsItsBytesAndItsCopiesShareThem) {

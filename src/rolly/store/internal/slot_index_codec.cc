@@ -307,6 +307,11 @@ Result<store::SlotList> MakeSlotList(std::shared_ptr<const Bytes> sidx) {
   return SlotListAccess::Make(std::move(sidx), std::move(slots));
 }
 
+Status TooManySlots(std::size_t count) {
+  return StorageFailedError(fmt::format("{} slots, more than the {} a slot index lists", count,
+                                        kMaxIndexedSlots));
+}
+
 Status MergeSlotIndex(ByteView bytes, const std::map<std::string, std::optional<SlotInfo>>& changes,
                       Bytes* out) {
   Scanner scan(bytes);
@@ -342,6 +347,7 @@ Status MergeSlotIndex(ByteView bytes, const std::map<std::string, std::optional<
   }
   ROLLY_RETURN_IF_ERROR(scan.status());
   put_changes_before(nullptr);
+  if (count > kMaxIndexedSlots) return TooManySlots(count);
   out->clear();
   out->reserve(body.size() + 10);
   ByteWriter(out).Varint(count);

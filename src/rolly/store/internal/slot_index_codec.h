@@ -41,10 +41,14 @@ Status CheckSlotIndex(ByteView bytes);
 // A SlotList over `sidx` (not null), which it shares: checked as ScanSlotIndex checks.
 Result<store::SlotList> MakeSlotList(std::shared_ptr<const Bytes> sidx);
 
+// StorageFailed for an index that would list `count` slots, past kMaxIndexedSlots.
+Status TooManySlots(std::size_t count);
+
 // Writes to `out` (replacing its content) the SIDX bytes of `bytes` with `changes` applied: a slot
 // mapped to an entry gets it (added or replaced), a slot mapped to nullopt is removed (nothing
 // when absent). Entries not changed are copied as they are. Damaged as ScanSlotIndex when
-// `bytes` are not in the one form.
+// `bytes` are not in the one form; TooManySlots (`out` untouched) when the result would list
+// more than kMaxIndexedSlots.
 Status MergeSlotIndex(ByteView bytes,
                       const std::map<std::string, std::optional<store::SlotInfo>>& changes,
                       Bytes* out);
