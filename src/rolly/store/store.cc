@@ -874,11 +874,22 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
       if (!may_block && file.status().code() == StatusCode::kInvalidInput) return std::nullopt;
       Status why = file.status();
       if (file.ok()) {
+        // An index file: of kind index, holding one SIDX chunk, of key "" (docs/storage.md).
+        // Another file under an index's name is damaged, as its other copy or a rebuild serve.
+        format::Chunk* sidx = nullptr;
+        int found = 0;
         for (format::Chunk& chunk : file->chunks) {
           if (chunk.id() != format::kSlotIndexChunk) continue;
-          return Result<Bytes>(chunk.TakeData());  // its entries are checked by the caller
+          ++found;
+          sidx = &chunk;
         }
-        return Result<Bytes>(DamagedError("slot index: no SIDX chunk"));
+        if (file->header.kind == static_cast<std::uint32_t>(format::SaveKind::kIndex) &&
+            found == 1 && sidx->key().empty()) {
+          return Result<Bytes>(sidx->TakeData());  // its entries are checked by the caller
+        }
+        why = DamagedError(fmt::format(
+            "slot index: the file is of kind {} and holds {} SIDX chunks{}", file->header.kind,
+            found, found == 1 && !sidx->key().empty() ? " of a key" : ""));
       }
       known.Of(*newest).state = StateOf(why);
       known.Of(*newest).why = why;

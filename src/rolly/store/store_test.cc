@@ -1135,6 +1135,60 @@ TEST_F(StoreTest, AnIndexListsAtMostItsBoundOfSlots) {
   EXPECT_THAT(List(store).status(), StatusIs(StatusCode::kStorageFailed, HasSubstr("65537 slots")));
 }
 
+// A copy under an index's name that is not an index (another kind of save, no SIDX chunk or two,
+// a SIDX chunk with a key) is damaged: the listing takes the other copy, never the slots it
+// claims.
+TEST_F(StoreTest, AnIndexCopyThatIsNotAnIndexIsDamaged) {
+  MemoryBackend memory;
+  {
+    FaultBackend backend(&memory);
+    Store store(backend, workers_, mailbox_);
+    ASSERT_OK(Save(store, "real", MakeFile("Real")).status());
+  }
+  ASSERT_TRUE(memory.Peek(IndexFile(Copy::kA)).has_value());
+  ASSERT_FALSE(memory.Peek(IndexFile(Copy::kB)).has_value());
+  SlotInfo ghost;
+  ghost.slot = "ghost";
+  ghost.sequence = 1;
+  ghost.state_a = CopyState::kValid;
+  Bytes ghost_sidx;
+  store_internal::EncodeSlotIndex({ghost}, &ghost_sidx);
+  // A forged copy b, newer than copy a by its header, each time in another way.
+  auto forged = [&](std::uint32_t kind, std::vector<std::string> keys) {
+    format::File f;
+    f.header.kind = kind;
+    f.header.sequence = 100;
+    for (const std::string& key : keys) {
+      f.chunks.emplace_back(format::kSlotIndexChunk, key, ghost_sidx);
+    }
+    return *format::Write(f);
+  };
+  const auto index = static_cast<std::uint32_t>(format::SaveKind::kIndex);
+  const auto manual = static_cast<std::uint32_t>(format::SaveKind::kManual);
+  // The forgery done right first: the listing takes it (so the others are refused for their
+  // flaw alone).
+  memory.Poke(IndexFile(Copy::kB), forged(index, {""}));
+  {
+    FaultBackend backend(&memory);
+    Store store(backend, workers_, mailbox_);
+    ASSERT_OK_AND_ASSIGN(const SlotList slots, List(store));
+    ASSERT_EQ(slots.size(), 1u);
+    EXPECT_EQ(slots[0].slot, "ghost");
+  }
+  const struct {
+    std::uint32_t kind;
+    std::vector<std::string> keys;
+  } flaws[] = {{manual, {""}}, {index, {}}, {index, {"", "k"}}, {index, {"k"}}};
+  for (const auto& flaw : flaws) {
+    memory.Poke(IndexFile(Copy::kB), forged(flaw.kind, flaw.keys));
+    FaultBackend backend(&memory);
+    Store store(backend, workers_, mailbox_);
+    ASSERT_OK_AND_ASSIGN(const SlotList slots, List(store));
+    ASSERT_EQ(slots.size(), 1u) << flaw.kind << " " << flaw.keys.size();
+    EXPECT_EQ(slots[0].slot, "real");
+  }
+}
+
 TEST_F(StoreTest, SlotListOwnsItsBytesAndItsCopiesShareThem) {
   MemoryBackend backend;
   std::optional<SlotList> kept;
