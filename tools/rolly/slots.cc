@@ -133,6 +133,8 @@ void Verify(store::Store& store, Mailbox& mailbox, store::SlotInfo* slot) {
     slot->sequence = h.sequence;
     slot->save_time_us = h.save_time_us;
     slot->kind = h.kind;
+    slot->game_data_version = h.game_data_version;
+    slot->metadata = h.metadata;
   }
 }
 
