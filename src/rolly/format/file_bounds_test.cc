@@ -139,6 +139,30 @@ TEST(FileBoundsTest, CarriedFieldCount) {
               StatusIs(StatusCode::kDamaged, HasSubstr("header: more carried fields")));
 }
 
+// The header's u32 fields hold 2^32 - 1, and a file saying 2^32 is damaged.
+TEST(FileBoundsTest, HeaderU32FieldsAtTheirBound) {
+  const struct {
+    HeaderField id;
+    const char* name;
+  } fields[] = {{HeaderField::kGameDataVersion, "game data version"},
+                {HeaderField::kLibraryVersion, "library version"},
+                {HeaderField::kRecordVersion, "record version"},
+                {HeaderField::kKind, "kind"}};
+  auto varint = [](std::uint64_t v) {
+    Bytes b;
+    ByteWriter(&b).Varint(v);
+    return b;
+  };
+  for (const auto& f : fields) {
+    SCOPED_TRACE(f.name);
+    const auto id = static_cast<std::uint64_t>(f.id);
+    EXPECT_OK(Read(FileWithHeader({{id, varint(UINT32_MAX)}})).status());
+    EXPECT_THAT(Read(FileWithHeader({{id, varint(std::uint64_t{UINT32_MAX} + 1)}})),
+                StatusIs(StatusCode::kDamaged,
+                         HasSubstr(std::string("header: ") + f.name + " is not valid")));
+  }
+}
+
 // A field ID is at most 2^32 - 1: one this version does not know is carried at that bound, and
 // one past it is refused.
 TEST(FileBoundsTest, HeaderFieldIds) {
@@ -169,6 +193,37 @@ TEST(FileBoundsTest, HeaderSize) {
   const Bytes past = raw.Join();
   EXPECT_THAT(Read(past), StatusIs(StatusCode::kDamaged, HasSubstr("prelude: the header size")));
   EXPECT_THAT(ReadHeader(past), StatusIs(StatusCode::kDamaged, HasSubstr("header size")));
+}
+
+// The directory at exactly 16 MiB (65,536 chunks with long keys) is written and read back; one
+// byte more is refused by Write.
+TEST(FileBoundsTest, DirectorySizeAtItsBound) {
+  // A chunk's entry takes a fixed size plus its key's bytes (keys of 128 bytes and more).
+  auto one = [](std::size_t key) {
+    File f;
+    f.chunks.emplace_back(kTestChunk, std::string(key, 'k'), ToBytes("x"));
+    return ReadPrelude(*Write(f))->directory_size - 1;  // less the count's one byte
+  };
+  const std::uint64_t fixed = one(200) - 200;
+  ASSERT_EQ(one(300) - 300, fixed);
+  constexpr std::uint64_t kChunks = kMaxChunks;
+  const std::uint64_t entries = kMaxDirectorySize - 3;  // less the count's three bytes
+  const std::uint64_t key = entries / kChunks - fixed;
+  const std::uint64_t longer = entries - kChunks * (fixed + key);  // entries one byte longer
+  File f;
+  f.chunks.reserve(kChunks);
+  for (std::uint64_t i = 0; i < kChunks; ++i) {
+    std::string k = std::to_string(i);
+    k.resize(key + (i < longer ? 1 : 0), 'k');
+    f.chunks.emplace_back(kTestChunk, std::move(k), ToBytes("x"));
+  }
+  ASSERT_OK_AND_ASSIGN(const Bytes bytes, Write(f));
+  ASSERT_OK_AND_ASSIGN(const Prelude prelude, ReadPrelude(bytes));
+  EXPECT_EQ(prelude.directory_size, kMaxDirectorySize);
+  ASSERT_OK_AND_ASSIGN(const File read, Read(bytes));
+  EXPECT_EQ(read.chunks.size(), kChunks);
+  f.chunks.back() = Chunk(kTestChunk, f.chunks.back().key() + "k", ToBytes("x"));
+  EXPECT_THAT(Write(f), StatusIs(StatusCode::kInvalidInput, HasSubstr("directory is")));
 }
 
 TEST(FileBoundsTest, DirectorySizeInThePrelude) {
