@@ -121,7 +121,8 @@ CopyState StateOf(const Status& s) {
   }
 }
 
-// Reads `name` whole and runs every check but decoding. A copy whose header names another slot is
+// Reads `name` whole (at most a file's bound and one byte: a larger file is damaged, not read
+// into memory) and runs every check but decoding. A copy whose header names another slot is
 // damaged: it is not this slot's save.
 CheckedCopy CheckCopy(Backend& backend, const FileName& name, std::string_view slot,
                       const format::ReadOptions& options) {
