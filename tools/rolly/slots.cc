@@ -78,6 +78,7 @@ void PrintJson(const SlotsOptions& options, const std::vector<store::SlotInfo>& 
     w.Field("game_data_version", s.game_data_version);
     w.Field("size", s.size);
     w.Field("metadata_size", static_cast<std::uint64_t>(s.metadata.size()));
+    w.Field("metadata_listed", s.metadata_listed);
     w.Field("copy", std::string(1, store::CopyLetter(s.copy)));
     w.Field("copy_a", StateName(s.state_a));
     w.Field("copy_b", StateName(s.state_b));
@@ -135,6 +136,7 @@ void Verify(store::Store& store, Mailbox& mailbox, store::SlotInfo* slot) {
     slot->kind = h.kind;
     slot->game_data_version = h.game_data_version;
     slot->metadata = h.metadata;
+    slot->metadata_listed = true;  // read from the copy, whatever its size
   }
 }
 

@@ -601,7 +601,8 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     s.sequence = h.sequence;
     s.kind = h.kind;
     s.game_data_version = h.game_data_version;
-    s.metadata = h.metadata;
+    s.metadata_listed = h.metadata.size() <= kMaxListedMetadataSize;
+    if (s.metadata_listed) s.metadata = h.metadata;
     s.size = size;
     s.copy = copy;
     s.state_a = c.a.state;
@@ -1108,6 +1109,7 @@ SlotInfo::SlotInfo(const SlotView& view)
       kind(view.kind),
       game_data_version(view.game_data_version),
       metadata(view.metadata.begin(), view.metadata.end()),
+      metadata_listed(view.metadata_listed),
       size(view.size),
       copy(view.copy),
       state_a(view.state_a),

@@ -107,6 +107,11 @@ struct LoadResult {
   Status other_status;
 };
 
+// The most metadata a listing carries for one slot. A slot index holds each slot's metadata up to
+// this size, so that an index of every slot a prefix may hold stays under a file's bound; a
+// larger one is left out of the index and of listings (SlotView::metadata_listed).
+inline constexpr std::size_t kMaxListedMetadataSize = 4096;
+
 // One slot as a listing found it. The strings and the metadata view the bytes of the SlotList
 // the entry came from: they stay valid, unchanged, for as long as that list or any copy of it
 // lives (copies share the bytes), and dangle once the last one is gone. To keep an entry longer,
@@ -118,7 +123,11 @@ struct SlotView {
   std::uint64_t sequence = 0;
   std::uint32_t kind = 0;
   std::uint32_t game_data_version = 0;
+  // The header's metadata when it is at most kMaxListedMetadataSize bytes. Larger metadata is not
+  // listed: `metadata` is then empty and `metadata_listed` false, and Store::ReadNewestHeader
+  // reads it from the save.
   ByteView metadata;
+  bool metadata_listed = true;
   // Size of the copy a load would take.
   std::uint64_t size = 0;
   // The copy a load would take, and the state of each copy as last seen.
@@ -142,6 +151,7 @@ struct SlotInfo {
   std::uint32_t kind = 0;
   std::uint32_t game_data_version = 0;
   Bytes metadata;
+  bool metadata_listed = true;
   std::uint64_t size = 0;
   Copy copy = Copy::kA;
   CopyState state_a = CopyState::kMissing;

@@ -1067,12 +1067,17 @@ TEST_F(StoreTest, ListSlotsListsEverySlotFromTheIndexWithoutReadingSaves) {
 // worker, not on that thread, and lists the same.
 TEST_F(StoreTest, AnIndexCompressedByAnotherWriterListsTheSame) {
   MemoryBackend memory;
-  format::File big = MakeFile("Big");
-  big.header.metadata = Bytes(600 * 1024, 'm');  // well past kQuickIndexBytes decoded
+  // 70 slots with a title and metadata at their bounds: about 8 KiB each, well past
+  // kQuickIndexBytes decoded.
+  constexpr int kSlots = 70;
   {
     FaultBackend backend(&memory);
     Store store(backend, workers_, mailbox_);
-    ASSERT_OK(Save(store, "big", std::move(big)).status());
+    for (int i = 0; i < kSlots; ++i) {
+      format::File big = MakeFile(std::string(format::kMaxTitleSize, 'T'));
+      big.header.metadata = Bytes(kMaxListedMetadataSize, static_cast<std::uint8_t>(i));
+      ASSERT_OK(Save(store, "big " + std::to_string(100 + i), std::move(big)).status());
+    }
   }
   for (const Copy copy : {Copy::kA, Copy::kB}) {
     const std::optional<Bytes> index = memory.Peek(IndexFile(copy));
@@ -1089,9 +1094,111 @@ TEST_F(StoreTest, AnIndexCompressedByAnotherWriterListsTheSame) {
   backend.Add(FaultRule::AnswerElsewhere().FromThenOn());
   Store store(backend, workers_, mailbox_);
   ASSERT_OK_AND_ASSIGN(const SlotList slots, List(store));
+  ASSERT_EQ(slots.size(), static_cast<std::size_t>(kSlots));
+  EXPECT_EQ(slots[kSlots - 1].slot, "big " + std::to_string(100 + kSlots - 1));
+  EXPECT_EQ(slots[kSlots - 1].title, std::string(format::kMaxTitleSize, 'T'));
+  EXPECT_EQ(slots[kSlots - 1].metadata.size(), kMaxListedMetadataSize);
+  EXPECT_EQ(slots[kSlots - 1].metadata[0], kSlots - 1);
+}
+
+// A listing carries metadata up to kMaxListedMetadataSize bytes. Larger metadata (up to a
+// header's 1 MiB) stays out of the index, so that even an index of 65,536 such slots is a file
+// the store can write; ReadNewestHeader gives it. A rebuilt index leaves it out the same way.
+TEST_F(StoreTest, MetadataPastTheListedBoundIsReadFromTheHeader) {
+  MemoryBackend memory;
+  FaultBackend backend(&memory);
+  Store store(backend, workers_, mailbox_);
+  format::File at_bound = MakeFile("at bound"), past = MakeFile("past"), most = MakeFile("most");
+  at_bound.header.metadata = Bytes(kMaxListedMetadataSize, 'a');
+  past.header.metadata = Bytes(kMaxListedMetadataSize + 1, 'p');
+  most.header.metadata = Bytes(format::kMaxMetadataSize, 'm');
+  ASSERT_OK(Save(store, "at bound", std::move(at_bound)).status());
+  ASSERT_OK(Save(store, "most", std::move(most)).status());
+  ASSERT_OK(Save(store, "past", std::move(past)).status());
+  // The index stays small: a few kilobytes, not the megabyte the metadata holds.
+  std::size_t index_size = 0;
+  for (const Copy copy : {Copy::kA, Copy::kB}) {
+    if (const std::optional<Bytes> index = memory.Peek(IndexFile(copy))) {
+      index_size = std::max(index_size, index->size());
+    }
+  }
+  EXPECT_GT(index_size, 0u);
+  EXPECT_LT(index_size, 3 * kMaxListedMetadataSize);
+  for (const bool rebuilt : {false, true}) {
+    SCOPED_TRACE(rebuilt ? "rebuilt from the saves" : "from the index");
+    if (rebuilt) {
+      memory.Poke(IndexFile(Copy::kA), Bytes{1, 2, 3});
+      memory.Poke(IndexFile(Copy::kB), Bytes{1, 2, 3});
+    }
+    Store lister(backend, workers_, mailbox_);
+    ASSERT_OK_AND_ASSIGN(const SlotList slots, List(lister));
+    ASSERT_EQ(slots.size(), 3u);
+    EXPECT_TRUE(slots[0].metadata_listed);
+    EXPECT_EQ(slots[0].metadata.size(), kMaxListedMetadataSize);
+    for (const SlotView* s : {&slots[1], &slots[2]}) {
+      EXPECT_FALSE(s->metadata_listed) << s->slot;
+      EXPECT_TRUE(s->metadata.empty()) << s->slot;
+    }
+    ASSERT_OK_AND_ASSIGN(const format::Header h, NewestHeader(lister, "past"));
+    EXPECT_EQ(h.metadata, Bytes(kMaxListedMetadataSize + 1, 'p'));
+  }
+}
+
+// An index written before listed metadata was bounded may hold more of it: its reader refuses
+// it as damaged, and the listing is rebuilt from the saves.
+TEST_F(StoreTest, AnIndexHoldingMoreMetadataThanListedIsRebuilt) {
+  MemoryBackend memory;
+  CountingBackend backend(&memory);
+  {
+    Store store(backend, workers_, mailbox_);
+    format::File file = MakeFile("one");
+    file.header.metadata = Bytes(kMaxListedMetadataSize + 1, 'x');
+    ASSERT_OK(Save(store, "one", std::move(file)).status());
+  }
+  // The index rewritten as an older writer laid it out: the metadata in the entry.
+  for (const Copy copy : {Copy::kA, Copy::kB}) {
+    const std::optional<Bytes> index = memory.Peek(IndexFile(copy));
+    if (!index) continue;
+    ASSERT_OK_AND_ASSIGN(format::File file, format::Read(*index));
+    ASSERT_EQ(file.chunks.size(), 1u);
+    SlotInfo entry;
+    {
+      ASSERT_OK_AND_ASSIGN(const SlotList old, store_internal::MakeSlotList(
+                                                   std::make_shared<const Bytes>(
+                                                       file.chunks[0].data().begin(),
+                                                       file.chunks[0].data().end())));
+      ASSERT_EQ(old.size(), 1u);
+      entry = SlotInfo(old[0]);
+    }
+    Bytes sidx;
+    ByteWriter w(&sidx);
+    w.Varint(1);
+    w.LengthPrefixed(entry.slot);
+    w.LengthPrefixed(entry.title);
+    w.SignedVarint(entry.save_time_us);
+    w.Varint(entry.sequence);
+    w.Varint(entry.kind);
+    w.Varint(entry.game_data_version);
+    w.LengthPrefixed(ByteView(Bytes(kMaxListedMetadataSize + 1, 'x')));
+    w.Varint(entry.size);
+    for (const auto b : {static_cast<std::uint8_t>(entry.copy),
+                         static_cast<std::uint8_t>(entry.state_a),
+                         static_cast<std::uint8_t>(entry.state_b), std::uint8_t{0}}) {
+      w.U8(b);
+    }
+    format::File forged;
+    forged.header = file.header;
+    forged.chunks.emplace_back(file.chunks[0].id(), file.chunks[0].key(), std::move(sidx));
+    ASSERT_OK_AND_ASSIGN(Bytes bytes, format::Write(forged));
+    memory.Poke(IndexFile(copy), std::move(bytes));
+  }
+  Store store(backend, workers_, mailbox_);
+  const std::uint64_t slot_reads = backend.slot_reads();
+  ASSERT_OK_AND_ASSIGN(const SlotList slots, List(store));
+  EXPECT_GT(backend.slot_reads(), slot_reads);  // rebuilt from the save's header
   ASSERT_EQ(slots.size(), 1u);
-  EXPECT_EQ(slots[0].title, "Big");
-  EXPECT_EQ(slots[0].metadata.size(), 600u * 1024);
+  EXPECT_EQ(slots[0].title, "one");
+  EXPECT_FALSE(slots[0].metadata_listed);
 }
 
 // A slot index lists at most kMaxIndexedSlots (65,536) slots. A save that would make it list one

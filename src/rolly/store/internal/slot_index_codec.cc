@@ -21,7 +21,21 @@ using store::SlotInfo;
 using store::SlotView;
 
 constexpr std::uint8_t kRecoveredFlag = 1;
-constexpr std::size_t kMinEntrySize = 12;
+// The slot's metadata is larger than a listing carries, and the entry holds none of it.
+constexpr std::uint8_t kMetadataNotListedFlag = 2;
+constexpr std::uint8_t kKnownFlags = kRecoveredFlag | kMetadataNotListedFlag;
+// The smallest entry: a one-byte name (two bytes with its length), then a byte for each other
+// field.
+constexpr std::size_t kMinEntrySize = 13;
+
+// The largest entry: the name, title and metadata at their bounds with two-byte lengths, the
+// 64-bit varints at ten bytes and the 32-bit ones at five, and the four bytes at the end.
+constexpr std::uint64_t kMaxEntrySize = (2 + store::kMaxSlotNameSize) +
+                                        (2 + format::kMaxTitleSize) + 10 + 10 + 5 + 5 +
+                                        (2 + store::kMaxListedMetadataSize) + 10 + 4;
+// An index of every slot a prefix may hold, each at its largest, is a valid chunk: an index write
+// never fails for its size.
+static_assert(3 + kMaxIndexedSlots * kMaxEntrySize <= format::kMaxDecodedTotal);
 
 // The hot paths below are forced inline: a listing scans every field of every slot, and a call
 // per field keeps the cursor in memory instead of in registers (it made the scan twice as slow).
@@ -225,9 +239,10 @@ class Scanner {
                     ReadString(r, format::kMaxTitleSize, true, &e->title) &&
                     r.SignedVarint(&e->save_time_us) && r.Varint(&e->sequence) &&
                     r.VarintAtMost(UINT32_MAX, &kind) && r.VarintAtMost(UINT32_MAX, &gdv) &&
-                    r.LengthPrefixed(format::kMaxMetadataSize, &e->metadata) &&
+                    r.LengthPrefixed(store::kMaxListedMetadataSize, &e->metadata) &&
                     r.Varint(&e->size) && r.U8(&copy) && copy <= 1 && ReadState(r, &e->state_a) &&
-                    ReadState(r, &e->state_b) && r.U8(&flags) && (flags & ~kRecoveredFlag) == 0;
+                    ReadState(r, &e->state_b) && r.U8(&flags) && (flags & ~kKnownFlags) == 0 &&
+                    ((flags & kMetadataNotListedFlag) == 0 || e->metadata.empty());
     r_ = r;
     if (!ok) {
       status_ = DamagedError(fmt::format("slot index: entry {} is not valid", next_));
@@ -242,6 +257,7 @@ class Scanner {
     e->game_data_version = static_cast<std::uint32_t>(gdv);
     e->copy = static_cast<store::Copy>(copy);
     e->recovered = (flags & kRecoveredFlag) != 0;
+    e->metadata_listed = (flags & kMetadataNotListedFlag) == 0;
     if (encoded != nullptr) {
       *encoded = ByteView(start, static_cast<std::size_t>(r.position() - start));
     }
@@ -259,18 +275,20 @@ class Scanner {
 };
 
 void EncodeEntry(const SlotInfo& s, ByteWriter& w) {
+  const bool listed = s.metadata_listed && s.metadata.size() <= store::kMaxListedMetadataSize;
   w.LengthPrefixed(s.slot);
   w.LengthPrefixed(s.title);
   w.SignedVarint(s.save_time_us);
   w.Varint(s.sequence);
   w.Varint(s.kind);
   w.Varint(s.game_data_version);
-  w.LengthPrefixed(s.metadata);
+  w.LengthPrefixed(listed ? ByteView(s.metadata) : ByteView());
   w.Varint(s.size);
   w.U8(static_cast<std::uint8_t>(s.copy));
   w.U8(static_cast<std::uint8_t>(s.state_a));
   w.U8(static_cast<std::uint8_t>(s.state_b));
-  w.U8(s.recovered ? kRecoveredFlag : 0);
+  w.U8(static_cast<std::uint8_t>((s.recovered ? kRecoveredFlag : 0) |
+                                 (listed ? 0 : kMetadataNotListedFlag)));
 }
 
 }  // namespace

@@ -103,9 +103,9 @@ std::vector<SlotInfo> Numbered(std::size_t n) {
 
 void ExpectSame(const SlotView& v, const SlotInfo& s) {
   EXPECT_EQ(std::tie(v.slot, v.title, v.save_time_us, v.sequence, v.kind, v.game_data_version,
-                     v.size, v.copy, v.state_a, v.state_b, v.recovered),
+                     v.size, v.copy, v.state_a, v.state_b, v.recovered, v.metadata_listed),
             std::tie(s.slot, s.title, s.save_time_us, s.sequence, s.kind, s.game_data_version,
-                     s.size, s.copy, s.state_a, s.state_b, s.recovered));
+                     s.size, s.copy, s.state_a, s.state_b, s.recovered, s.metadata_listed));
   EXPECT_EQ(Bytes(v.metadata.begin(), v.metadata.end()), s.metadata);
 }
 
@@ -151,15 +151,18 @@ TEST(SlotIndexCodecTest, CountIsBoundedByTheBytes) {
   EXPECT_THAT(Scan(Bytes{}), Refused("slot count is not valid"));
   EXPECT_THAT(Scan(Forge({}, std::numeric_limits<std::uint64_t>::max())),
               Refused("slot count is not valid"));
-  // A minimal entry takes 13 bytes; the count may be at most the bytes left over 12.
+  // A minimal entry takes 13 bytes; the count may be at most the bytes left over 13.
+  ASSERT_EQ(Forge({Entry{}}).size(), 1u + 13u);
   EXPECT_OK(Scan(Forge({Entry{}})));
   EXPECT_THAT(Scan(Forge({Entry{}}, 2)), Refused("slot count is not valid"));
   std::vector<Entry> twelve(12);
   for (std::size_t i = 0; i < 12; ++i) twelve[i].slot = std::string(1, "abcdefghijkl"[i]);
   EXPECT_OK(Scan(Forge(twelve)));
-  // 156 bytes: 13 passes the count (the 13th entry is missing), 14 does not.
-  EXPECT_THAT(Scan(Forge(twelve, 13)), Refused("entry 12 is not valid"));
-  EXPECT_THAT(Scan(Forge(twelve, 14)), Refused("slot count is not valid"));
+  // 156 bytes: a count of 13 is more than they can hold. With 13 bytes more the count passes,
+  // and the 13th entry (all zeros: an empty name) is what is refused.
+  EXPECT_THAT(Scan(Forge(twelve, 13)), Refused("slot count is not valid"));
+  EXPECT_THAT(Scan(Forge(twelve, 13, Bytes(12, 0))), Refused("slot count is not valid"));
+  EXPECT_THAT(Scan(Forge(twelve, 13, Bytes(13, 0))), Refused("entry 12 is not valid"));
 }
 
 TEST(SlotIndexCodecTest, CountIsAtMost65536) {
@@ -178,23 +181,53 @@ TEST(SlotIndexCodecTest, CountIsAtMost65536) {
 }
 
 TEST(SlotIndexCodecTest, StringAndMetadataLengths) {
-  // docs/storage.md and format.md: names 1 to 4,096 bytes, titles 4,096, metadata 1 MiB.
+  // docs/storage.md: names 1 to 4,096 bytes, titles 4,096, metadata 4,096.
   const std::size_t name_max = 4096, title_max = 4096;
-  auto named = [](std::string slot) { return Forge({Entry{.slot = std::move(slot)}}); };
+  // A byte after the entry, so that an empty name's entry (12 bytes) passes the count.
+  auto named = [](std::string slot) {
+    return Forge({Entry{.slot = std::move(slot)}}, std::nullopt, {0x00});
+  };
   EXPECT_THAT(Scan(named("")), Refused("entry 0 is not valid"));
-  EXPECT_OK(Scan(named(std::string(name_max, 'n'))));
+  // The entry passes; the byte after it is what is refused.
+  EXPECT_THAT(Scan(named(std::string(name_max, 'n'))), Refused("trailing bytes"));
   EXPECT_THAT(Scan(named(std::string(name_max + 1, 'n'))), Refused("entry 0 is not valid"));
   auto titled = [](std::string title) { return Forge({Entry{.title = std::move(title)}}); };
   EXPECT_OK(Scan(titled("")));
   EXPECT_OK(Scan(titled(std::string(title_max, 't'))));
   EXPECT_THAT(Scan(titled(std::string(title_max + 1, 't'))), Refused("entry 0 is not valid"));
-  std::string metadata(std::size_t{1} << 20, '\0');
+  std::string metadata(store::kMaxListedMetadataSize, '\0');
   for (std::size_t i = 0; i < metadata.size(); ++i) metadata[i] = static_cast<char>(i * 131);
   std::vector<SlotView> views;
   ASSERT_OK(Scan(Forge({Entry{.metadata = metadata}}), &views));
   EXPECT_EQ(AsChars(views[0].metadata), metadata);
   metadata.push_back('m');
   EXPECT_THAT(Scan(Forge({Entry{.metadata = metadata}})), Refused("entry 0 is not valid"));
+}
+
+// Metadata past what a listing carries is left out of the entry, which says so; an entry that
+// says so holds none.
+TEST(SlotIndexCodecTest, MetadataPastTheListedBoundIsLeftOut) {
+  SlotInfo at_bound = Info("a"), past = Info("b"), unlisted = Info("c");
+  at_bound.metadata = Bytes(store::kMaxListedMetadataSize, 'm');
+  past.metadata = Bytes(store::kMaxListedMetadataSize + 1, 'm');
+  unlisted.metadata = Bytes(3, 'm');
+  unlisted.metadata_listed = false;
+  Bytes bytes;
+  EncodeSlotIndex({at_bound, past, unlisted}, &bytes);
+  std::vector<SlotView> views;
+  ASSERT_OK(Scan(bytes, &views));
+  ASSERT_EQ(views.size(), 3u);
+  ExpectSame(views[0], at_bound);
+  for (const SlotView& v : {views[1], views[2]}) {
+    EXPECT_FALSE(v.metadata_listed) << v.slot;
+    EXPECT_TRUE(v.metadata.empty()) << v.slot;
+  }
+  // A copy of a view keeps the mark, and encodes the same.
+  Bytes again;
+  EncodeSlotIndex({SlotInfo(views[0]), SlotInfo(views[1]), SlotInfo(views[2])}, &again);
+  EXPECT_EQ(again, bytes);
+  EXPECT_OK(Scan(Forge({Entry{.flags = 2}})));
+  EXPECT_THAT(Scan(Forge({Entry{.metadata = "m", .flags = 2}})), Refused("entry 0 is not valid"));
 }
 
 TEST(SlotIndexCodecTest, NamesAndTitlesAreUtf8WithoutNul) {
@@ -228,8 +261,10 @@ TEST(SlotIndexCodecTest, CopyStatesAndFlagsAtTheirLastValue) {
   ASSERT_OK(Scan(Forge({Entry{.copy = 1, .state_a = 4, .state_b = 4, .flags = 1}}), &views));
   EXPECT_TRUE(views[0].copy == Copy::kB && views[0].state_a == CopyState::kFailed &&
               views[0].state_b == CopyState::kFailed && views[0].recovered);
+  ASSERT_OK(Scan(Forge({Entry{.flags = 3}}), &views));
+  EXPECT_TRUE(views[0].recovered && !views[0].metadata_listed);
   for (const Entry& e : {Entry{.copy = 2}, Entry{.state_a = 5}, Entry{.state_b = 5},
-                         Entry{.flags = 2}, Entry{.flags = 0x80}}) {
+                         Entry{.flags = 4}, Entry{.flags = 0x80}}) {
     EXPECT_THAT(Scan(Forge({e})), Refused("entry 0 is not valid"));
   }
 }
