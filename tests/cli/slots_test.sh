@@ -51,6 +51,11 @@ cp "$WORK/b.rsav" "$saves/rolly.slot.^slot~201.b.rsav"
 run "$ROLLY" slots "$saves" --verify
 expect_exit 1
 expect_line '    loads copy a (copy a valid, copy b damaged); recovered: the newest save is damaged, the older copy loads'
+# What it shows of the slot is copy a's, its size too (the index describes copy b).
+a_size="$(stat -c %s "$saves/rolly.slot.^slot~201.a.rsav")"
+b_size="$(stat -c %s "$saves/rolly.slot.^slot~201.b.rsav")"
+[ "$a_size" != "$b_size" ] || fail "the two copies of Slot 1 have one size; the check below sees nothing"
+expect_match "^  \"Slot 1\": title \"The Mill\", Manual, .*sequence 1, $a_size bytes\$"
 
 # Damaged in its header, the rebuild from headers sees it too.
 flip_byte "$saves/rolly.slot.^slot~201.b.rsav" "$WORK/b.rsav" 70

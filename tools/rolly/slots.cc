@@ -95,7 +95,7 @@ void PrintJson(const SlotsOptions& options, const std::vector<store::SlotInfo>& 
 // takes, and whether it recovers from the older one.
 void Verify(store::Store& store, Mailbox& mailbox, store::SlotInfo* slot) {
   store::CopyState states[2];
-  std::uint64_t sequences[2] = {0, 0};
+  std::uint64_t sequences[2] = {0, 0}, sizes[2] = {0, 0};
   format::Header headers[2];
   for (const store::Copy copy : {store::Copy::kA, store::Copy::kB}) {
     // Shared with the callback: one that comes after the wait gave up finds its own result, not
@@ -112,6 +112,7 @@ void Verify(store::Store& store, Mailbox& mailbox, store::SlotInfo* slot) {
     } else if (loaded->ok()) {
       state = store::CopyState::kValid;
       sequences[static_cast<int>(copy)] = (*loaded)->file.header.sequence;
+      sizes[static_cast<int>(copy)] = (*loaded)->size;
       headers[static_cast<int>(copy)] = (*loaded)->file.header;
     } else {
       switch (loaded->status().code()) {
@@ -137,6 +138,7 @@ void Verify(store::Store& store, Mailbox& mailbox, store::SlotInfo* slot) {
     slot->game_data_version = h.game_data_version;
     slot->metadata = h.metadata;
     slot->metadata_listed = true;  // read from the copy, whatever its size
+    slot->size = sizes[static_cast<int>(slot->copy)];
   }
 }
 

@@ -535,6 +535,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
       LoadResult result;
       result.file = std::move(file).value();
       result.copy = *newest;
+      result.size = chosen.info.size;
       result.other_state = other.state;
       result.other_status = other.why;
       result.recovered =
@@ -555,6 +556,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     LoadResult result;
     result.file = std::move(file);
     result.copy = name.copy();
+    result.size = copy.info.size;
     return result;
   }
 

@@ -96,8 +96,9 @@ enum class CopyState : std::uint8_t {
 // What a load found.
 struct LoadResult {
   format::File file;
-  // The copy the file came from.
+  // The copy the file came from, and its size in bytes.
   Copy copy = Copy::kA;
+  std::uint64_t size = 0;
   // True when the other copy exists but is not valid (damaged, or a newer version's): the copy
   // taken may be the older save, since the one not taken may have held a newer one. (A copy that
   // could not be read fails the load instead.)

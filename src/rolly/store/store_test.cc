@@ -212,17 +212,25 @@ TEST_F(StoreTest, SavesAlternateCopiesWithRisingSequence) {
   const Copy expected[] = {Copy::kA, Copy::kB, Copy::kA, Copy::kB};
   for (int i = 0; i < 4; ++i) {
     ASSERT_OK_AND_ASSIGN(const SaveInfo info,
-                         Save(store, "Slot 1", MakeFile("save " + std::to_string(i), 300, i)));
+                         Save(store, "Slot 1", MakeFile("save " + std::to_string(i), 300 + i, i)));
     EXPECT_EQ(info.slot, "Slot 1");
     EXPECT_EQ(info.copy, expected[i]) << i;
     EXPECT_EQ(info.sequence, static_cast<std::uint64_t>(i + 1));
     EXPECT_EQ(info.size, backend.Peek(SlotFile("Slot 1", expected[i]))->size());
     ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(store, "Slot 1"));
     EXPECT_EQ(loaded.copy, expected[i]);
+    EXPECT_EQ(loaded.size, info.size);
+    // The copies differ in size (the payloads do), so a size taken from the wrong copy shows.
+    if (i > 0) {
+      ASSERT_OK_AND_ASSIGN(const LoadResult other,
+                           LoadCopy(store, "Slot 1", expected[i - 1]));
+      EXPECT_EQ(other.size, backend.Peek(SlotFile("Slot 1", expected[i - 1]))->size());
+      EXPECT_NE(other.size, loaded.size);
+    }
     EXPECT_EQ(loaded.file.header.title, "save " + std::to_string(i));
     EXPECT_EQ(loaded.file.header.sequence, static_cast<std::uint64_t>(i + 1));
     EXPECT_EQ(loaded.file.header.slot_name, "Slot 1");
-    EXPECT_EQ(loaded.file.Find(format::kTestChunk, "payload")->data(), Payload(300, i));
+    EXPECT_EQ(loaded.file.Find(format::kTestChunk, "payload")->data(), Payload(300 + i, i));
     EXPECT_FALSE(loaded.recovered);
     EXPECT_EQ(loaded.other_state, i == 0 ? CopyState::kMissing : CopyState::kValid);
   }
