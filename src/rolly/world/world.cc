@@ -1228,7 +1228,9 @@ struct World::WaitingComponent {
   const LoadedGame::Chunk* chunk = nullptr;
   std::size_t record = 0;
   Guid actor;
-  Name name;
+  // The component's name in the chunk's bytes, which `game` keeps: not interned, since a file
+  // may hold any number of names the game never makes.
+  std::string_view name;
 };
 
 // One apply of a checked save: targets found, spawns, two passes of values, placements, hooks.
@@ -1702,7 +1704,7 @@ class World::Applier {
     w->chunk = &c;
     w->record = i;
     w->actor = comp.actor;
-    w->name = Name(comp.name);
+    w->name = comp.name;
     world_.waiting_.push_back(std::move(w));
     ++report_->waiting;
     return Object();
@@ -2069,7 +2071,7 @@ void World::OnLevelRemoved(Name level) {
 void World::OnComponentCreated(Guid actor, const ComponentView& component) {
   for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
     WaitingComponent& w = **it;
-    if (w.actor != actor || w.name != component.name) continue;
+    if (w.actor != actor || w.name != component.name.view()) continue;
     const record::CheckedPayload& records = w.chunk->payload;
     if (component.object &&
         SameClass(registry_, SavedClass(records.tables(), records.layout(w.record)),
