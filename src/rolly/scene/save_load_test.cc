@@ -36,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "rolly/core/checksum.h"
 #include "rolly/core/mailbox.h"
 #include "rolly/core/fixture_files.h"
 #include "rolly/core/status_matchers.h"
@@ -3095,6 +3096,173 @@ TEST_F(SaveLoadTest, AWaitingComponentRecordIsKeptByTheNextSave) {
   ASSERT_OK_AND_ASSIGN(Component * made, c->scene.AddComponent(backpacks.front(), Name("Backpack"),
                                                                Name("InventoryComponent")));
   EXPECT_EQ(static_cast<InventoryComponent*>(made)->capacity, 44);
+}
+
+// The subject ID sections.h derives from `identity` ("registered\n" and the name, say), worked
+// out from its text: world::Derive*Id takes Names, and would make one of it.
+Guid DerivedIdOf(std::string_view identity) {
+  auto digest = [&](std::string_view prefix) {
+    const std::string text = std::string(prefix) + std::string(identity);
+    return Checksum::Of(ByteView(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()))
+        .bits();
+  };
+  return Guid(digest("rolly.id.a:"), digest("rolly.id.b:"));
+}
+
+// Edits the newest save of `slot` into the one a game calling level `from` `to` would write.
+void RenameLevel(Game& g, std::string_view slot, std::string_view from, std::string_view to) {
+  DamageChunk(g, slot, "WRLD", [&](Bytes& data) {
+    Result<record::Payload> p = record::DecodePayload(data);
+    if (!p.ok()) return false;
+    bool renamed = false;
+    for (record::Record& r : p->records) {
+      for (record::Section& s : r.sections) {
+        if (!record::SameSection(s.id, world::kActorSection)) continue;
+        Result<world::ActorSection> a = world::DecodeActor(s.bytes);
+        if (!a.ok() || a->level != from) continue;
+        a->level = to;
+        s.bytes = world::EncodeActor(*a);
+        renamed = true;
+      }
+    }
+    Result<Bytes> out = record::EncodePayload(*p);
+    if (!renamed || !out.ok()) return false;
+    data = *std::move(out);
+    return true;
+  });
+}
+
+// The same for the global registered as `from` (when `registered`) or of role `from`: it is
+// given `to`, and the subject ID a game naming it so derives.
+void RenameGlobal(Game& g, std::string_view slot, bool registered, std::string_view from,
+                  std::string_view to) {
+  DamageChunk(g, slot, "GLOB", [&](Bytes& data) {
+    Result<record::Payload> p = record::DecodePayload(data);
+    if (!p.ok()) return false;
+    bool renamed = false;
+    for (record::Record& r : p->records) {
+      const std::string cls(p->tables.name_text(p->tables.layouts().at(r.layout).name));
+      for (record::Section& s : r.sections) {
+        if (!record::SameSection(s.id, world::kGlobalSection)) continue;
+        Result<world::GlobalSection> global = world::DecodeGlobal(s.bytes);
+        if (!global.ok() || global->registered != registered || global->name != from) continue;
+        global->name = std::string(to);
+        s.bytes = world::EncodeGlobal(*global);
+        r.subject = registered ? DerivedIdOf("registered\n" + global->name)
+                               : DerivedIdOf("global\n" + global->name + "\n" + cls);
+        renamed = true;
+      }
+    }
+    Result<Bytes> out = record::EncodePayload(*p);
+    if (!renamed || !out.ok()) return false;
+    data = *std::move(out);
+    return true;
+  });
+}
+
+// The records of the chunks `id` of the newest save of `slot`.
+Result<std::vector<record::Record>> RecordsOf(Game& g, std::string_view slot, std::string_view id) {
+  std::optional<Result<store::LoadResult>> read;
+  g.store.Load(slot, [&](Result<store::LoadResult> r) { read.emplace(std::move(r)); });
+  ROLLY_RETURN_IF_ERROR(g.store.Flush(Deadline()));
+  if (!read) return BlockedError("the load never called back");
+  ROLLY_RETURN_IF_ERROR(read->status());
+  std::vector<record::Record> out;
+  for (format::Chunk& c : (*read)->file.chunks) {
+    const format::ChunkId chunk_id = c.id();
+    if (chunk_id.view() != id) continue;
+    ROLLY_ASSIGN_OR_RETURN(record::Payload p, record::DecodePayload(c.data()));
+    out.insert(out.end(), p.records.begin(), p.records.end());
+  }
+  return out;
+}
+
+// A save from a game with a level, a registered object and a role this one lacks (its names are
+// ones the process has never made): loading it, and saving again, interns none of them, since a
+// Name lives as long as the process. The level's actors are kept and written back by the next
+// save; the globals match nothing (not the object this game registers, nor the global of that
+// class) and are kept as not there, and written back too. The file is saved under names the game
+// has, then renamed record by record, so nothing in this program makes a Name of the new texts.
+TEST_F(SaveLoadTest, ASavesLevelAndGlobalNamesTheGameLacksAreNotInterned) {
+  const std::string level = "CellarOfNoGame";
+  const std::string registered = "SettingsOfNoGame";
+  const std::string role = "RoleOfNoGame";
+  auto expect_unknown = [&](const char* when) {
+    for (const std::string& text : {level, registered, role}) {
+      EXPECT_FALSE(Name::Find(text).has_value()) << text << " was made a Name: " << when;
+    }
+  };
+  // The IDs a game of those names derives, worked out as sections.h does.
+  ASSERT_EQ(DerivedIdOf("registered\nsettings"), world::DeriveRegisteredId(Name("settings")));
+  ASSERT_EQ(DerivedIdOf("global\nGameState\nSampleGameState"),
+            world::DeriveGlobalId(Name("GameState"), Name("SampleGameState")));
+  const Guid registered_id = DerivedIdOf("registered\n" + registered);
+  const Guid role_id = DerivedIdOf("global\n" + role + "\nSampleGameState");
+  const reflect::ClassInfo* settings_class = registry_->FindClass<Settings>();
+
+  auto a = NewGame();
+  ASSERT_OK(a->scene.Start(kSmallMap));
+  ASSERT_OK(a->scene.AddLevel(Name("Cellar")));
+  a->scene.FindActorAs<Crate>(G(kCellarCrateId))->hits = 5;
+  Settings settings;
+  settings.volume = 9;
+  ASSERT_OK(a->saves.world().Register(Name("settings"), {settings_class, &settings}));
+  dynamic_cast<SampleGameState*>(a->scene.game_state())->day = 42;
+  ASSERT_OK(SaveNow(*a, "u"));
+  ASSERT_NO_FATAL_FAILURE(RenameLevel(*a, "u", "Cellar", level));
+  ASSERT_NO_FATAL_FAILURE(RenameGlobal(*a, "u", true, "settings", registered));
+  ASSERT_NO_FATAL_FAILURE(RenameGlobal(*a, "u", false, world::kRoleGameState, role));
+  expect_unknown("the file made");
+
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kSmallMap));
+  Settings mine;
+  ASSERT_OK(b->saves.world().Register(Name("settings"), {settings_class, &mine}));
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "u"));
+  expect_unknown("loaded");
+  EXPECT_EQ(out.report.kept, 3u) << Lines(out.report.messages);
+  EXPECT_THAT(out.report.messages,
+              AllOf(Contains(HasSubstr("global " + registered + " (Settings) is not there")),
+                    Contains(HasSubstr("global " + role + " (SampleGameState) is not there"))));
+  EXPECT_EQ(mine.volume, 5);
+  EXPECT_EQ(mine.loaded, 0);
+  EXPECT_EQ(dynamic_cast<SampleGameState*>(b->scene.game_state())->day, 1) << "the map's, not 42";
+  ASSERT_OK(SaveNow(*b, "u2"));
+  expect_unknown("saved again");
+
+  // The next save holds the three records, under the names the file gave them.
+  ASSERT_OK_AND_ASSIGN(std::vector<record::Record> actors, RecordsOf(*b, "u2", "WRLD"));
+  std::vector<std::string> crate_levels;
+  for (const record::Record& r : actors) {
+    const record::Section* s = r.Find(world::kActorSection);
+    if (r.subject != G(kCellarCrateId) || s == nullptr) continue;
+    ASSERT_OK_AND_ASSIGN(world::ActorSection placed, world::DecodeActor(s->bytes));
+    crate_levels.emplace_back(placed.level);
+  }
+  EXPECT_THAT(crate_levels, ElementsAre(level));
+  ASSERT_OK_AND_ASSIGN(std::vector<record::Record> globals, RecordsOf(*b, "u2", "GLOB"));
+  std::vector<std::string> unknown;  // the globals under the new names: subject and name
+  for (const record::Record& r : globals) {
+    const record::Section* s = r.Find(world::kGlobalSection);
+    ASSERT_NE(s, nullptr);
+    ASSERT_OK_AND_ASSIGN(world::GlobalSection global, world::DecodeGlobal(s->bytes));
+    if (global.name == registered || global.name == role) {
+      unknown.push_back(r.subject.ToString() + " " + global.name);
+    }
+  }
+  EXPECT_THAT(unknown, UnorderedElementsAreArray({registered_id.ToString() + " " + registered,
+                                                  role_id.ToString() + " " + role}));
+  expect_unknown("the next save read");
+
+  // Named back, the crate's record written back holds its saved values.
+  ASSERT_NO_FATAL_FAILURE(RenameLevel(*b, "u2", level, "Cellar"));
+  auto c = NewGame();
+  ASSERT_OK(c->scene.Start(kSmallMap));
+  ASSERT_OK(LoadNow(*c, "u2"));
+  ASSERT_OK(c->scene.AddLevel(Name("Cellar")));
+  ASSERT_NE(c->scene.FindActorAs<Crate>(G(kCellarCrateId)), nullptr);
+  EXPECT_EQ(c->scene.FindActorAs<Crate>(G(kCellarCrateId))->hits, 5);
+  expect_unknown("named back and loaded");
 }
 
 // A game that travelled to another map saves both maps (the other map's WRLD chunk is kept
