@@ -79,9 +79,8 @@ std::size_t Backend::in_flight() const {
   return in_flight_;
 }
 
-template <typename T>
-std::function<void(T)> Backend::Track(std::function<void(T)> done,
-                                      std::span<const StatusCode> codes) {
+template <typename T, typename Start>
+void Backend::Track(std::function<void(T)> done, std::span<const StatusCode> codes, Start start) {
   auto tracker = std::make_shared<Tracker>(this);
   std::function<void(T)> tracked = [tracker, codes, done = std::move(done)](T value) {
     if (!tracker->Claim()) return;
@@ -91,15 +90,25 @@ std::function<void(T)> Backend::Track(std::function<void(T)> done,
   // Counted once nothing more can fail (an allocation above): a count raised before a throw
   // would never come down, and WaitUntilIdle would wait for ever.
   Begin();
-  return tracked;
+  try {
+    start(std::move(tracked));
+  } catch (...) {
+    // The Start function threw (an allocation failed on this thread) and dropped the callback,
+    // or may still call it: the operation ends here, and a later call does nothing.
+    if (tracker->Claim()) tracker->Finish();
+    throw;
+  }
 }
 
 void Backend::Write(const FileName& name, Bytes bytes, StatusCallback done) {
-  StartWrite(name, std::move(bytes), Track(std::move(done), std::span(kWriteCodes)));
+  Track(std::move(done), std::span(kWriteCodes),
+        [&](StatusCallback tracked) { StartWrite(name, std::move(bytes), std::move(tracked)); });
 }
 
 void Backend::Write(const FileName& name, std::vector<Bytes> pieces, StatusCallback done) {
-  StartWritePieces(name, std::move(pieces), Track(std::move(done), std::span(kWriteCodes)));
+  Track(std::move(done), std::span(kWriteCodes), [&](StatusCallback tracked) {
+    StartWritePieces(name, std::move(pieces), std::move(tracked));
+  });
 }
 
 void Backend::StartWritePieces(const FileName& name, std::vector<Bytes> pieces,
@@ -159,8 +168,9 @@ void LateFront::WhenSet(std::function<void(Bytes)> fn) {
 
 void Backend::Write(const FileName& name, std::shared_ptr<LateFront> front,
                     std::vector<Bytes> rest, StatusCallback done) {
-  StartWriteLateFront(name, std::move(front), std::move(rest),
-                      Track(std::move(done), std::span(kWriteCodes)));
+  Track(std::move(done), std::span(kWriteCodes), [&](StatusCallback tracked) {
+    StartWriteLateFront(name, std::move(front), std::move(rest), std::move(tracked));
+  });
 }
 
 void Backend::StartWriteLateFront(const FileName& name, std::shared_ptr<LateFront> front,
@@ -177,19 +187,23 @@ void Backend::Read(const FileName& name, BytesCallback done) {
 }
 
 void Backend::ReadPrefix(const FileName& name, std::size_t max_bytes, BytesCallback done) {
-  StartRead(name, max_bytes, Track(std::move(done), std::span(kReadCodes)));
+  Track(std::move(done), std::span(kReadCodes),
+        [&](BytesCallback tracked) { StartRead(name, max_bytes, std::move(tracked)); });
 }
 
 void Backend::Exists(const FileName& name, ExistsCallback done) {
-  StartExists(name, Track(std::move(done), std::span(kOtherCodes)));
+  Track(std::move(done), std::span(kOtherCodes),
+        [&](ExistsCallback tracked) { StartExists(name, std::move(tracked)); });
 }
 
 void Backend::Delete(const FileName& name, StatusCallback done) {
-  StartDelete(name, Track(std::move(done), std::span(kOtherCodes)));
+  Track(std::move(done), std::span(kOtherCodes),
+        [&](StatusCallback tracked) { StartDelete(name, std::move(tracked)); });
 }
 
 void Backend::List(ListCallback done) {
-  StartList(Track(std::move(done), std::span(kOtherCodes)));
+  Track(std::move(done), std::span(kOtherCodes),
+        [&](ListCallback tracked) { StartList(std::move(tracked)); });
 }
 
 namespace {

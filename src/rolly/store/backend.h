@@ -24,7 +24,8 @@
 //
 // A status outside an operation's set, from a backend's own code, is reported as StorageFailed
 // naming it. Operations are counted from the call until the callback returns, so WaitUntilIdle can
-// wait for every one.
+// wait for every one. A call that throws (an allocation failing on the calling thread) leaves
+// nothing counted, and its callback does not run after the throw.
 //
 // Thread rules: every call may be made from any thread. Callbacks run on the backend's own
 // threads (or the caller's, for a backend that completes at once): they must be quick and must not
@@ -124,8 +125,10 @@ class Backend {
  protected:
   Backend();
 
-  // The operations a backend implements. Each must call `done` exactly once, on any thread.
-  // The wrappers above have already counted the operation and will filter the status.
+  // The operations a backend implements. Each must call `done` exactly once, on any thread, or
+  // throw (an allocation failing) without having called it; the wrappers then end the operation,
+  // and a later call of `done` does nothing. The wrappers above have already counted the
+  // operation and will filter the status.
   virtual void StartWrite(const FileName& name, Bytes bytes, StatusCallback done) = 0;
   virtual void StartRead(const FileName& name, std::size_t max_bytes, BytesCallback done) = 0;
   virtual void StartExists(const FileName& name, ExistsCallback done) = 0;
@@ -145,10 +148,12 @@ class Backend {
   class Tracker;
   void Begin();
   void End();
-  // Counts an operation and returns the callback to hand its Start function: it runs `done` once,
-  // with a failure outside `codes` turned into StorageFailed, then uncounts the operation.
-  template <typename T>
-  std::function<void(T)> Track(std::function<void(T)> done, std::span<const StatusCode> codes);
+  // Counts an operation and runs `start` with the callback to hand its Start function: it runs
+  // `done` once, with a failure outside `codes` turned into StorageFailed, then uncounts the
+  // operation. When `start` throws, the operation is uncounted then and the callback does nothing
+  // if it is still called.
+  template <typename T, typename Start>
+  void Track(std::function<void(T)> done, std::span<const StatusCode> codes, Start start);
 
   const std::uint64_t instance_id_;
   mutable std::mutex mutex_;

@@ -1,0 +1,176 @@
+// A save asked on the game thread whose allocation fails: the game thread's n-th allocation inside
+// SaveSystem::Save (over the reference scene, a store and a MemoryBackend) is made to throw
+// std::bad_alloc, for n = 0, 1, 2... until the call goes through. The call throws std::bad_alloc or
+// is accepted. One that threw left nothing counted and never calls back: a flush ends, the save
+// system's later saves work, a load gives back the world they wrote, and its destructor returns.
+// One that was accepted calls back once.
+//
+// The program replaces the global operator new (this file's own binary), counting allocations
+// per thread; only the test's thread, the game thread, is ever made to fail.
+//
+// Thread rules: the test thread is the game thread and drives Tick/Flush.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "rolly/core/mailbox.h"
+#include "rolly/core/status_matchers.h"
+#include "rolly/core/worker_pool.h"
+#include "rolly/game/save_system.h"
+#include "rolly/reflect/type_registry.h"
+#include "rolly/scene/sample_game.h"
+#include "rolly/scene/scene.h"
+#include "rolly/store/memory_backend.h"
+#include "rolly/store/store.h"
+#include "rolly/world/world.h"
+#include "rolly/world/world_diff.h"
+
+namespace {
+
+// The allocations this thread may still make before one fails; negative: none fails.
+thread_local long allocations_left = -1;
+
+void* Allocate(std::size_t size) {
+  if (allocations_left == 0) {
+    allocations_left = -1;
+    throw std::bad_alloc();
+  }
+  if (allocations_left > 0) --allocations_left;
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+
+}  // namespace
+
+void* operator new(std::size_t size) { return Allocate(size); }
+void* operator new[](std::size_t size) { return Allocate(size); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+namespace rolly::scene {
+namespace {
+
+using game::LoadOutcome;
+using game::SaveOutcome;
+using ::testing::AnyOf;
+using ::testing::IsEmpty;
+
+constexpr const char* kMap = "maps/alloc.json";
+// A small sample map keeps the sweep (one run per allocation of the save) short.
+constexpr int kActors = 8;
+constexpr std::chrono::seconds kPatience{30};
+
+Mailbox::Clock::time_point Deadline() { return Mailbox::Clock::now() + kPatience; }
+
+// Counts the save system's save events.
+class SaveCounter : public game::SaveEvents {
+ public:
+  void OnSaveFinished(std::string_view, const Status&) override { ++finished; }
+  int finished = 0;
+};
+
+Status SaveNow(game::SaveSystem& saves, std::string_view slot) {
+  std::optional<Status> got;
+  saves.Save(slot, {.title = "test"}, [&](Result<SaveOutcome> r) { got = r.status(); });
+  ROLLY_RETURN_IF_ERROR(saves.Flush(Deadline()));
+  if (!got) return BlockedError("the save never called back");
+  return *got;
+}
+
+Status LoadNow(game::SaveSystem& saves, std::string_view slot) {
+  std::optional<Status> got;
+  saves.Load(slot, {}, [&](Result<LoadOutcome> r) { got = r.status(); });
+  ROLLY_RETURN_IF_ERROR(saves.Flush(Deadline()));
+  if (!got) return BlockedError("the load never called back");
+  return *got;
+}
+
+// Eight steps of play each time: no step adds a component in play (the ninth would), so a load
+// that opens the saved map gives back the same world by itself.
+constexpr int kSteps = 8;
+
+TEST(SaveAllocationTest, ASaveWhoseAllocationFailsLeavesTheSaveSystemWhole) {
+  auto registry = std::make_unique<reflect::TypeRegistry>();
+  RegisterSceneTypes(*registry);
+  RegisterSampleGame(*registry);
+  ASSERT_OK(registry->Finish());
+  const std::string map = BuildSampleMap(kActors, 5);
+
+  bool went_through = false;
+  long failures = 0;
+  for (long n = 0; n < 100'000 && !went_through; ++n) {
+    SCOPED_TRACE("allocation " + std::to_string(n) + " failing");
+    WorkerPool workers(2);
+    Mailbox mailbox;
+    store::MemoryBackend backend;
+    Scene scene(*registry);
+    store::Store store(backend, workers, mailbox);
+    SaveCounter events;
+    {
+      game::SaveSystem saves(store, scene, *registry, mailbox, workers);
+      saves.SetEvents(&events);
+      scene.AddMap(kMap, map);
+      ASSERT_OK(scene.Start(kMap));
+      ASSERT_OK(PlaySample(scene, kSteps, 1));
+      // A save held by the world, as in play: the failing save keeps records from it.
+      ASSERT_OK(SaveNow(saves, "slot"));
+      ASSERT_OK(PlaySample(scene, kSteps, 2));
+
+      int answered = 0;
+      std::optional<Status> status;
+      bool threw = false;
+      allocations_left = n;
+      try {
+        saves.Save("slot", {.title = "failing"}, [&](Result<SaveOutcome> r) {
+          ++answered;
+          status = r.status();
+        });
+      } catch (const std::bad_alloc&) {
+        threw = true;
+      }
+      allocations_left = -1;
+      went_through = !threw;
+      failures += threw ? 1 : 0;
+      // A save that threw was not made: nothing of it stays counted, and it never calls back.
+      // One that was accepted calls back once, written or cancelled (its encoding could not be
+      // posted).
+      saves.Tick();
+      ASSERT_OK(saves.Flush(Deadline()));
+      EXPECT_EQ(answered, threw ? 0 : 1);
+      EXPECT_EQ(events.finished, threw ? 1 : 2);
+      if (status) {
+        EXPECT_THAT(*status, AnyOf(IsOk(), StatusIs(StatusCode::kCancelled)));
+      }
+
+      // The save system goes on: a later save writes this world, and a load gives it back.
+      ASSERT_OK(PlaySample(scene, kSteps, 3));
+      ASSERT_OK_AND_ASSIGN(auto saved, world::CaptureForCompare(saves.world()));
+      ASSERT_OK(SaveNow(saves, "slot"));
+      ASSERT_OK(PlaySample(scene, kSteps, 4));
+      ASSERT_OK(LoadNow(saves, "slot"));
+      ASSERT_OK_AND_ASSIGN(auto loaded, world::CaptureForCompare(saves.world()));
+      ASSERT_OK_AND_ASSIGN(auto diff, world::DiffWorlds(saved, loaded, 10));
+      EXPECT_THAT(diff, IsEmpty());
+    }  // the save system is destroyed
+    ASSERT_OK(store.FlushFor(kPatience));
+  }  // the store closes
+  EXPECT_TRUE(went_through);
+  // Capturing the world, making the save's callback and handing the save to the store allocate:
+  // the sweep met failures (255 of them on this map).
+  EXPECT_GT(failures, 10);
+}
+
+}  // namespace
+}  // namespace rolly::scene

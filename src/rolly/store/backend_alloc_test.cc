@@ -1,0 +1,176 @@
+// A backend call whose allocation fails on the calling thread: for each operation, of a memory
+// backend (which answers on the caller's thread) and of a folder backend (which answers on its
+// I/O thread), the calling thread's n-th allocation inside the call is made to throw
+// std::bad_alloc, for n = 0, 1, 2... until the call goes through. The allocations are the
+// wrapper's (the tracked callback) and the backend's Start function's (a map node, a copy of the
+// name, a task posted to the I/O thread). Whatever the call throws, the backend's count of
+// operations stays right: it comes back to none (WaitUntilIdle and the destructor do not wait
+// for an operation that never started), a call that threw never calls back and one that went
+// through calls back once, and the backend still reads what was written.
+//
+// The program replaces the global operator new (this file's own binary), counting allocations
+// per thread; only the test's thread is ever made to fail.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <new>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "rolly/core/status_matchers.h"
+#include "rolly/store/backend.h"
+#include "rolly/store/folder_backend.h"
+#include "rolly/store/memory_backend.h"
+#include "rolly/store/simulated_file_system.h"
+
+namespace {
+
+// The allocations this thread may still make before one fails; negative: none fails.
+thread_local long allocations_left = -1;
+
+void* Allocate(std::size_t size) {
+  if (allocations_left == 0) {
+    allocations_left = -1;
+    throw std::bad_alloc();
+  }
+  if (allocations_left > 0) --allocations_left;
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+
+}  // namespace
+
+void* operator new(std::size_t size) { return Allocate(size); }
+void* operator new[](std::size_t size) { return Allocate(size); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+namespace rolly::store {
+namespace {
+
+constexpr std::chrono::seconds kPatience{30};
+
+FileName Name(std::string_view slot) { return FileName::ForSlot("alloc", slot, Copy::kA).value(); }
+
+// Whether the backend's count came back to none before kPatience passed (WaitUntilIdle would
+// wait for ever on a count that never comes down).
+bool Idles(const Backend& backend) {
+  const auto deadline = std::chrono::steady_clock::now() + kPatience;
+  while (backend.in_flight() != 0) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+std::unique_ptr<Backend> MakeMemory() { return std::make_unique<MemoryBackend>(); }
+std::unique_ptr<Backend> MakeFolder() {
+  return std::make_unique<FolderBackend>(
+      "/saves", FolderBackendOptions{std::make_shared<SimulatedFileSystem>()});
+}
+
+struct Kind {
+  const char* name;
+  std::unique_ptr<Backend> (*make)();
+};
+
+void PrintTo(const Kind& kind, std::ostream* os) { *os << kind.name; }
+std::string KindName(const ::testing::TestParamInfo<Kind>& kind) { return kind.param.name; }
+
+// What a call is given, made before its allocations are counted: only the backend's own
+// allocations are failed.
+struct Args {
+  // Longer than a short string's own room, so that a copy of a name allocates.
+  FileName kept = Name("a slot with a long name that is kept");
+  FileName other = Name("a slot with a long name that is written");
+  Bytes bytes = Bytes(300, 1);
+  std::vector<Bytes> pieces = {Bytes(100, 1), Bytes(200, 2)};
+  std::shared_ptr<LateFront> front = std::make_shared<LateFront>(8);
+  std::vector<Bytes> rest = {Bytes(200, 2)};
+  // The call's callback: counts into `answered` (no allocation of its own).
+  std::atomic<int> answered = 0;
+  template <typename T>
+  std::function<void(T)> Done() {
+    return [this](T) { ++answered; };
+  }
+};
+
+struct Case {
+  const char* name;
+  std::function<void(Backend&, Args&)> call;
+};
+
+const Case kCases[] = {
+    {"Write", [](Backend& b, Args& a) { b.Write(a.other, std::move(a.bytes), a.Done<Status>()); }},
+    {"Write of pieces",
+     [](Backend& b, Args& a) { b.Write(a.other, std::move(a.pieces), a.Done<Status>()); }},
+    {"Write with a late front",
+     [](Backend& b, Args& a) { b.Write(a.other, a.front, std::move(a.rest), a.Done<Status>()); }},
+    {"Read", [](Backend& b, Args& a) { b.Read(a.kept, a.Done<Result<Bytes>>()); }},
+    {"ReadPrefix", [](Backend& b, Args& a) { b.ReadPrefix(a.kept, 16, a.Done<Result<Bytes>>()); }},
+    {"Exists", [](Backend& b, Args& a) { b.Exists(a.kept, a.Done<Result<bool>>()); }},
+    {"Delete", [](Backend& b, Args& a) { b.Delete(a.other, a.Done<Status>()); }},
+    {"List", [](Backend& b, Args& a) { b.List(a.Done<Result<std::vector<FileName>>>()); }},
+};
+
+class BackendAllocationTest : public ::testing::TestWithParam<Kind> {};
+
+TEST_P(BackendAllocationTest, ACallWhoseAllocationFailsLeavesTheCountRight) {
+  for (const Case& c : kCases) {
+    bool went_through = false;
+    long failures = 0;
+    for (long n = 0; n < 10'000 && !went_through; ++n) {
+      SCOPED_TRACE(std::string(c.name) + ", allocation " + std::to_string(n) + " failing");
+      std::unique_ptr<Backend> backend = GetParam().make();
+      Args args;
+      ASSERT_THAT(WriteNow(*backend, args.kept, Bytes(100, 7)), IsOk());
+      bool threw = false;
+      allocations_left = n;
+      try {
+        c.call(*backend, args);
+      } catch (const std::bad_alloc&) {
+        threw = true;
+      }
+      allocations_left = -1;
+      went_through = !threw;
+      failures += threw ? 1 : 0;
+      // The writer sets a late front whatever the call did (nothing waits for it otherwise).
+      args.front->Set(Bytes(8, 3));
+      if (!Idles(*backend)) {
+        // Its destructor would wait for ever: the backend is let go of, not destroyed.
+        static_cast<void>(backend.release());
+        FAIL() << "an operation stays counted";
+      }
+      // A call that threw made no operation and never calls back; one that went through calls
+      // back once.
+      EXPECT_EQ(args.answered.load(), threw ? 0 : 1);
+      // The backend still works.
+      Result<Bytes> read = ReadNow(*backend, args.kept);
+      ASSERT_THAT(read.status(), IsOk());
+      EXPECT_EQ(*read, Bytes(100, 7));
+    }  // the backend closes
+    EXPECT_TRUE(went_through) << c.name;
+    // Each call allocates before it is handed on, its tracked callback at least: the sweep met
+    // failures (2 to 10 of them), in the wrappers and in the backends' Start functions.
+    EXPECT_GT(failures, 1) << c.name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, BackendAllocationTest,
+                         ::testing::Values(Kind{"Memory", MakeMemory}, Kind{"Folder", MakeFolder}),
+                         KindName);
+
+}  // namespace
+}  // namespace rolly::store
