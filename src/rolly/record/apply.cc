@@ -626,6 +626,7 @@ void Applier::ReadExtra(const reflect::ClassInfo& cls, void* object, ByteView by
     return Refusal(record, cls);
   }
   if (!SavedClassIs(tables_, registry_, record.layout, cls)) return Refusal(record, cls);
+  if (cls.Plan().owns && !applied_owners_->insert(object).second) return AppliedAlready(cls);
   entries_.clear();
   targets_.clear();
   if (record.sections.has & 2) ROLLY_RETURN_IF_ERROR(ReadEntries(record.sections.owned));
@@ -642,6 +643,12 @@ void Applier::ReadExtra(const reflect::ClassInfo& cls, void* object, ByteView by
   }
   if (cls.Plan().loaded) loaded_.push_back({&cls, object});
   return OkStatus();
+}
+
+Status Applier::AppliedAlready(const reflect::ClassInfo& cls) const {
+  return InvalidInputError("an object of class " + cls.name().str() +
+                           " took a record already in this load: a second could destroy the "
+                           "objects the first made before their OnLoaded runs");
 }
 
 Status Applier::Refusal(const Parts& record, const reflect::ClassInfo& cls) const {
@@ -727,6 +734,7 @@ void Applier::RunLoadedHooks() {
     reflect::TypeRegistry::RunLoaded(*ref.cls, const_cast<void*>(ref.object));
   }
   loaded_.clear();
+  applied_owners_->clear();
 }
 
 }  // namespace rolly::record

@@ -23,6 +23,12 @@
 // order applied, its owned objects innermost first, then its target. A record refused
 // (InvalidInput) runs none.
 //
+// One record per object that may hold owned objects: until RunLoadedHooks, an object whose class's
+// saved fields may hold objects an apply makes (ClassPlan::owns) takes one record, and a second
+// is refused (InvalidInput). Applying again could destroy the objects the first record made
+// before their OnLoaded runs. Appliers of one load over several payloads share this with
+// ShareLoad. An object of any other class may take several records, each applied over the last.
+//
 // Thread rules: an Applier is used by one thread at a time; the registry and tables must outlive
 // it and not change.
 
@@ -34,6 +40,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -101,8 +108,11 @@ class Applier {
   Status Apply(std::size_t index, const reflect::ClassInfo& cls, void* object,
                std::vector<std::string>* messages);
   // Runs OnLoaded on every object applied since the last call (see the header comment) and
-  // forgets them.
+  // forgets them, and which objects took a record (for every applier sharing them).
   void RunLoadedHooks();
+  // Makes this applier share with `other` which objects took a record in this load (see the
+  // header comment): one of them takes no second record from either. `other` may go first.
+  void ShareLoad(const Applier& other) { applied_owners_ = other.applied_owners_; }
 
   // The most lines a `messages` vector is given: an apply adds none past it, and counts them in
   // messages_dropped() instead. A file can make a message of every value of a vector of 2^24,
@@ -146,6 +156,8 @@ class Applier {
                     std::vector<std::string>* messages);
   // Why ApplyParts refuses `record` (it refuses before applying anything).
   [[gnu::cold]] Status Refusal(const Parts& record, const reflect::ClassInfo& cls) const;
+  // Why ApplyParts refuses a second record for an object of a class that owns.
+  [[gnu::cold]] Status AppliedAlready(const reflect::ClassInfo& cls) const;
   // The INLN entries of the record being applied, into entries_; then each applied to the object
   // its owned value made or found (targets_).
   Status ReadEntries(ByteView owned);
@@ -209,6 +221,10 @@ class Applier {
   std::vector<reflect::ObjectRef> targets_;
   // Objects whose OnLoaded runs at RunLoadedHooks, in that order.
   std::vector<reflect::ObjectRef> loaded_;
+  // The objects of a class that owns (ClassPlan::owns) that took a record since RunLoadedHooks,
+  // shared by the appliers of one load (ShareLoad).
+  std::shared_ptr<std::unordered_set<const void*>> applied_owners_ =
+      std::make_shared<std::unordered_set<const void*>>();
 };
 
 }  // namespace rolly::record

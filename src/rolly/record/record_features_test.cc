@@ -831,6 +831,76 @@ TEST_F(FeaturesTest, AKeySavedTwiceLeavesItsOwnedObjectsUnapplied) {
   EXPECT_THAT(Events(), ElementsAre("Piece.loaded"));
 }
 
+// Two records for one object whose saved fields hold owned objects, in one load: the second would
+// rebuild the set and destroy the objects the first made, whose OnLoaded is still to run. It is
+// refused, and so is one from another applier of the load that shares it. After RunLoadedHooks
+// the object takes a record again. A class that owns nothing takes both.
+TEST_F(FeaturesTest, AnObjectThatOwnsTakesOneRecordPerLoad) {
+  TypeRegistry r;
+  r.Class<Piece>("Piece").Field("V", &Piece::v, kSaveGame).OnLoaded(&Piece::Loaded);
+  r.Struct<PieceKey>("PieceKey")
+      .Field("Id", &PieceKey::id, kSaveGame)
+      .Field("Piece", &PieceKey::piece, kSaveGame);
+  r.Class<PieceSet>("PieceSet").Field("Keys", &PieceSet::keys, kSaveGame);
+  ASSERT_THAT(r.Finish(), IsOk());
+  EXPECT_TRUE(r.FindClass<PieceSet>()->Plan().owns);
+  EXPECT_FALSE(r.FindClass<Piece>()->Plan().owns);
+  PieceSet saved;
+  for (int id : {1, 2}) {
+    PieceKey key;
+    key.id = id;
+    key.piece = std::make_unique<Piece>();
+    key.piece->v = 10 * id;
+    saved.keys.insert(std::move(key));
+  }
+  Payload p;
+  Result<Record> rec =
+      CaptureObject(*r.FindClass<PieceSet>(), &saved, Guid(8, 8), RecordKind::kObject, &p.tables);
+  ASSERT_THAT(rec, IsOk());
+  p.records.push_back(*rec);
+  Result<Payload> decoded = DecodePayload(*EncodePayload(p));
+  ASSERT_THAT(decoded, IsOk());
+  const ClassInfo& set_class = *r.FindClass<PieceSet>();
+  Events().clear();
+  PieceSet loaded;
+  std::vector<std::string> messages;
+  Applier applier(r, *decoded), other(r, *decoded);
+  other.ShareLoad(applier);
+  ASSERT_THAT(applier.Apply(decoded->records[0], set_class, &loaded, &messages), IsOk());
+  for (Applier* again : {&applier, &other}) {
+    EXPECT_THAT(again->Apply(decoded->records[0], set_class, &loaded, &messages),
+                StatusIs(StatusCode::kInvalidInput, HasSubstr("took a record already")));
+  }
+  applier.RunLoadedHooks();
+  other.RunLoadedHooks();
+  EXPECT_EQ(loaded.keys.size(), 2u);
+  EXPECT_THAT(Events(), ElementsAre("Piece.loaded", "Piece.loaded"));
+  EXPECT_THAT(messages, ::testing::IsEmpty());
+  // The load is over: the next takes a record again.
+  Events().clear();
+  ASSERT_THAT(other.Apply(decoded->records[0], set_class, &loaded, &messages), IsOk());
+  other.RunLoadedHooks();
+  EXPECT_THAT(Events(), ElementsAre("Piece.loaded", "Piece.loaded"));
+  // A Piece owns nothing: two records of one in a load both apply.
+  Piece piece;
+  Payload pieces;
+  piece.v = 7;
+  Result<Record> piece_record =
+      CaptureObject(*r.FindClass<Piece>(), &piece, Guid(9, 9), RecordKind::kObject, &pieces.tables);
+  ASSERT_THAT(piece_record, IsOk());
+  pieces.records.push_back(*piece_record);
+  Result<Payload> pieces_decoded = DecodePayload(*EncodePayload(pieces));
+  ASSERT_THAT(pieces_decoded, IsOk());
+  Piece into;
+  Applier piece_applier(r, *pieces_decoded);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_THAT(piece_applier.Apply(pieces_decoded->records[0], *r.FindClass<Piece>(), &into,
+                                    &messages),
+                IsOk());
+  }
+  EXPECT_EQ(into.v, 7);
+}
+
 // ---- 2. Value tree ----
 
 TEST_F(FeaturesTest, ValueTreeGivesBackTheSamePropAndInlnBytes) {

@@ -55,6 +55,37 @@ static bool SavesNothing(const Type& type, bool whole) {
   return (whole ? type.class_info->WholePlan() : type.class_info->Plan()).fields.empty();
 }
 
+// Whether a value of `type` may hold objects an apply makes: an owned object, an instanced struct
+// or a property bag, at any depth. A struct's fields are walked directly, every one of them (not
+// through its plan, which may be the one being made), each struct once.
+static bool MayOwn(const Type& type, std::vector<const ClassInfo*>* seen) {
+  switch (type.kind) {
+    case Kind::kOwned:
+    case Kind::kInstancedStruct:
+    case Kind::kPropertyBag:
+      return true;
+    case Kind::kVector:
+    case Kind::kArray:
+    case Kind::kSet:
+    case Kind::kOptional:
+      return MayOwn(*type.element, seen);
+    case Kind::kMap:
+      return MayOwn(*type.element, seen) || MayOwn(*type.mapped, seen);
+    case Kind::kStruct: {
+      if (std::find(seen->begin(), seen->end(), type.class_info) != seen->end()) return false;
+      seen->push_back(type.class_info);
+      for (const ClassInfo* c = type.class_info; c != nullptr; c = c->base()) {
+        for (const Property& p : c->properties()) {
+          if (MayOwn(*p.type, seen)) return true;
+        }
+      }
+      return false;
+    }
+    default:
+      return false;
+  }
+}
+
 // The fields of `cls` and its bases, bases first, that `keep` accepts and that save something.
 static void MakePlan(const ClassInfo* cls, ClassPlan* plan, bool (*keep)(PropertyFlags),
                      bool whole) {
@@ -91,6 +122,9 @@ static void MakePlan(const ClassInfo* cls, ClassPlan* plan, bool (*keep)(Propert
     plan->reach.push_back(end - 1);
   }
   if (plan->reach.size() > ClassPlan::kMaxReach) plan->reach.resize(ClassPlan::kMaxReach);
+  std::vector<const ClassInfo*> seen;
+  plan->owns = std::any_of(plan->fields.begin(), plan->fields.end(),
+                           [&](const PlanField& f) { return MayOwn(f.type(), &seen); });
   plan->pre_save = TypeRegistry::HasPreSave(*cls);
   plan->saved = TypeRegistry::HasSaved(*cls);
   plan->loaded = TypeRegistry::HasLoaded(*cls);

@@ -138,6 +138,9 @@ struct ClassPlan {
   bool saved = false;
   bool loaded = false;
   bool extra = false;
+  // Whether a saved field may hold objects an apply makes (an owned object, an instanced struct
+  // or a property bag, at any depth): applying into the object again may destroy them.
+  bool owns = false;
   // Where the saved fields lie, for a pass over many objects that asks the next objects' memory
   // into cache before it reads or writes them. `reach`: offsets from the object's start such that
   // every 64-byte cache line holding a byte of a saved field holds one of them, wherever the

@@ -616,6 +616,36 @@ TEST_F(SaveLoadTest, RoundTripKeepingAFreshCopyOfTheMapGivesTheSameWorld) {
 
 // --- 2. What comes back ------------------------------------------------------------------------
 
+// An object the game reaches two ways (the quest log, a subsystem, also registered by name) saves
+// a record each way. A load applies the first only: the quest log owns its quests, and a second
+// record would make them again, destroying those whose OnLoaded is still to run. The second is
+// reported not applied; the quests come back once.
+TEST_F(SaveLoadTest, AnObjectThatOwnsReachedTwoWaysTakesOneRecord) {
+  auto a = PlayedGame(200, 4);
+  auto* log = a->scene.GetSubsystem<QuestLog>();
+  ASSERT_NE(log, nullptr);
+  ASSERT_GE(log->quests.size(), 3u);
+  const reflect::ClassInfo* log_class = registry_->FindClass<QuestLog>();
+  ASSERT_TRUE(log_class->Plan().owns);
+  ASSERT_OK(a->saves.world().Register(Name("quests"), {log_class, log}));
+  ASSERT_OK(SaveNow(*a, "twice"));
+
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kOtherMap));
+  auto* log2 = b->scene.GetSubsystem<QuestLog>();
+  ASSERT_NE(log2, nullptr);
+  ASSERT_OK(b->saves.world().Register(Name("quests"), {log_class, log2}));
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "twice"));
+  EXPECT_THAT(out.report.messages,
+              Contains(HasSubstr("QuestLog took a record already in this load")))
+      << Lines(out.report.messages);
+  ASSERT_EQ(log2->quests.size(), log->quests.size());
+  for (std::size_t i = 0; i < log->quests.size(); ++i) {
+    EXPECT_EQ(log2->quests[i]->id, log->quests[i]->id);
+    EXPECT_EQ(log2->quests[i]->step, log->quests[i]->step);
+  }
+}
+
 TEST_F(SaveLoadTest, GlobalsComeBack) {
   auto a = PlayedGame(200, 4);
   auto* mode = dynamic_cast<SampleGameMode*>(a->scene.game_mode());

@@ -1820,6 +1820,12 @@ class World::Applier {
     if (!slot.applier) {
       slot.links = std::make_unique<ChunkLinks>(*this, *c);
       slot.applier = std::make_unique<record::Applier>(registry_, c->payload, slot.links.get());
+      // One object takes one record per load, whichever chunk it comes from (record::Applier).
+      if (first_applier_ == nullptr) {
+        first_applier_ = slot.applier.get();
+      } else {
+        slot.applier->ShareLoad(*first_applier_);
+      }
     }
     last_chunk_ = c;
     last_applier_ = slot.applier.get();
@@ -1876,6 +1882,7 @@ class World::Applier {
   std::map<const LoadedGame::Chunk*, ChunkApply> appliers_;
   const LoadedGame::Chunk* last_chunk_ = nullptr;
   record::Applier* last_applier_ = nullptr;
+  record::Applier* first_applier_ = nullptr;
   // The components of actor `listed_for_` (none: no list held).
   Guid listed_for_;
   std::vector<ComponentView> components_;
