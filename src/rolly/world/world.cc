@@ -2077,8 +2077,12 @@ void World::OnLevelRemoved(Name level) {
 
 void World::OnComponentCreated(Guid actor, const ComponentView& component) {
   for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
-    WaitingComponent& w = **it;
-    if (w.actor != actor || w.name != component.name.view()) continue;
+    if ((*it)->actor != actor || (*it)->name != component.name.view()) continue;
+    // Out of the list before anything runs: the apply's hooks may add a component or remove a
+    // level, changing the list, and the record (with the save it keeps) lives until the end.
+    const std::unique_ptr<WaitingComponent> taken = std::move(*it);
+    waiting_.erase(it);
+    const WaitingComponent& w = *taken;
     const record::CheckedPayload& records = w.chunk->payload;
     if (component.object &&
         SameClass(registry_, SavedClass(records.tables(), records.layout(w.record)),
@@ -2089,7 +2093,6 @@ void World::OnComponentCreated(Guid actor, const ComponentView& component) {
         applier.RunLoadedHooks();
       }
     }
-    waiting_.erase(it);
     return;
   }
 }
