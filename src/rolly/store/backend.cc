@@ -84,8 +84,13 @@ void Backend::Track(std::function<void(T)> done, std::span<const StatusCode> cod
   auto tracker = std::make_shared<Tracker>(this);
   std::function<void(T)> tracked = [tracker, codes, done = std::move(done)](T value) {
     if (!tracker->Claim()) return;
+    // Uncounted even when the callback throws (an allocation failing in it): the exception goes
+    // on to whoever answered, and the operation is over either way.
+    struct Ends {
+      Tracker& tracker;
+      ~Ends() { tracker.Finish(); }
+    } ends{*tracker};
     done(Promised(std::move(value), codes));
-    tracker->Finish();
   };
   // Counted once nothing more can fail (an allocation above): a count raised before a throw
   // would never come down, and WaitUntilIdle would wait for ever.
@@ -175,10 +180,18 @@ void Backend::Write(const FileName& name, std::shared_ptr<LateFront> front,
 
 void Backend::StartWriteLateFront(const FileName& name, std::shared_ptr<LateFront> front,
                                   std::vector<Bytes> rest, StatusCallback done) {
+  // The callback is held apart, so that a start that fails once the front is set still answers:
+  // that thread (a worker setting the front) has no caller to hand an exception to.
+  auto answer = std::make_shared<StatusCallback>(std::move(done));
   // The closure does not hold `front`, which holds the closure until it is set.
-  front->WhenSet([this, name, rest = std::move(rest), done = std::move(done)](Bytes bytes) mutable {
-    rest.insert(rest.begin(), std::move(bytes));
-    StartWritePieces(name, std::move(rest), std::move(done));
+  front->WhenSet([this, name, rest = std::move(rest), answer](Bytes bytes) mutable {
+    try {
+      rest.insert(rest.begin(), std::move(bytes));
+      StartWritePieces(name, std::move(rest), [answer](Status s) { (*answer)(std::move(s)); });
+    } catch (...) {
+      // The write fails instead (an answer given already stands: the wrapper takes one).
+      (*answer)(StorageFailedError("the write could not start (out of memory)"));
+    }
   });
 }
 

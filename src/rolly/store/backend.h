@@ -25,7 +25,9 @@
 // A status outside an operation's set, from a backend's own code, is reported as StorageFailed
 // naming it. Operations are counted from the call until the callback returns, so WaitUntilIdle can
 // wait for every one. A call that throws (an allocation failing on the calling thread) leaves
-// nothing counted, and its callback does not run after the throw.
+// nothing counted, and its callback does not run after the throw. A callback that throws ends its
+// operation all the same; its exception goes on to the code that answered (for a backend that
+// answers at once, the caller).
 //
 // Thread rules: every call may be made from any thread. Callbacks run on the backend's own
 // threads (or the caller's, for a backend that completes at once): they must be quick and must not

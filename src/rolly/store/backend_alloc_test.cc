@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <new>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -156,6 +157,11 @@ TEST_P(BackendAllocationTest, ACallWhoseAllocationFailsLeavesTheCountRight) {
       // A call that threw made no operation and never calls back; one that went through calls
       // back once.
       EXPECT_EQ(args.answered.load(), threw ? 0 : 1);
+      // A memory backend counts the bytes it holds, whatever failed.
+      if (auto* memory = dynamic_cast<MemoryBackend*>(backend.get())) {
+        const std::optional<Bytes> written = memory->Peek(args.other);
+        EXPECT_EQ(memory->used(), 100u + (written ? written->size() : 0u));
+      }
       // The backend still works.
       Result<Bytes> read = ReadNow(*backend, args.kept);
       ASSERT_THAT(read.status(), IsOk());
@@ -166,6 +172,46 @@ TEST_P(BackendAllocationTest, ACallWhoseAllocationFailsLeavesTheCountRight) {
     // failures (2 to 10 of them), in the wrappers and in the backends' Start functions.
     EXPECT_GT(failures, 1) << c.name;
   }
+}
+
+// A write with a late front starts when the front is set, on the thread that sets it (a worker
+// done encoding), which has no caller to take an exception: an allocation failing there fails the
+// write (StorageFailed), answered once, and the count comes down.
+TEST_P(BackendAllocationTest, AWriteWhoseLateStartFailsAnswersOnce) {
+  bool went_through = false;
+  for (long n = 0; n < 10'000 && !went_through; ++n) {
+    SCOPED_TRACE("allocation " + std::to_string(n) + " failing");
+    std::unique_ptr<Backend> backend = GetParam().make();
+    Args args;
+    Status answer;
+    std::atomic<int> answers = 0;
+    backend->Write(args.other, args.front, std::move(args.rest), [&](Status s) {
+      answer = s;
+      ++answers;
+    });
+    Bytes front(8, 3);  // made before the count starts: only the backend's allocations fail
+    allocations_left = n;
+    bool threw = false;
+    try {
+      args.front->Set(std::move(front));
+    } catch (...) {
+      threw = true;
+    }
+    allocations_left = -1;
+    EXPECT_FALSE(threw) << "an exception left the thread that set the front";
+    if (!Idles(*backend)) {
+      static_cast<void>(backend.release());
+      FAIL() << "the write stays counted";
+    }
+    ASSERT_EQ(answers.load(), 1);
+    if (answer.ok()) {
+      went_through = true;
+      EXPECT_THAT(ReadNow(*backend, args.other), IsOk());
+    } else {
+      EXPECT_EQ(answer.code(), StatusCode::kStorageFailed) << answer.ToString();
+    }
+  }
+  EXPECT_TRUE(went_through);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, BackendAllocationTest,

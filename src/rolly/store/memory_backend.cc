@@ -39,8 +39,11 @@ void MemoryBackend::StartWrite(const FileName& name, Bytes bytes, StatusCallback
     if (bytes.size() > capacity_ || used_ - old_size > capacity_ - bytes.size()) {
       result = NoSpaceError("the memory backend's capacity is full");
     } else {
+      // The file's entry first: making it may throw (an allocation), and the count must not
+      // have moved then.
+      Bytes& slot = it != files_.end() ? it->second : files_[name.str()];
       used_ = used_ - old_size + bytes.size();
-      files_[name.str()] = std::move(bytes);
+      slot = std::move(bytes);
     }
   }
   done(std::move(result));
