@@ -77,8 +77,14 @@ void PrintJson(const SlotsOptions& options, const std::vector<store::SlotInfo>& 
     w.Field("sequence", s.sequence);
     w.Field("game_data_version", s.game_data_version);
     w.Field("size", s.size);
-    w.Field("metadata_size", static_cast<std::uint64_t>(s.metadata.size()));
-    w.Field("metadata_listed", s.metadata_listed);
+    // Unknown (null) when the listing leaves the metadata out: it is larger than a listing
+    // carries.
+    w.Key("metadata_size");
+    if (s.metadata_listed) {
+      w.Uint(s.metadata.size());
+    } else {
+      w.Null();
+    }
     w.Field("copy", std::string(1, store::CopyLetter(s.copy)));
     w.Field("copy_a", StateName(s.state_a));
     w.Field("copy_b", StateName(s.state_b));

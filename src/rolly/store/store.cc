@@ -1111,12 +1111,12 @@ SlotInfo::SlotInfo(const SlotView& view)
       kind(view.kind),
       game_data_version(view.game_data_version),
       metadata(view.metadata.begin(), view.metadata.end()),
-      metadata_listed(view.metadata_listed),
       size(view.size),
       copy(view.copy),
       state_a(view.state_a),
       state_b(view.state_b),
-      recovered(view.recovered) {}
+      recovered(view.recovered),
+      metadata_listed(view.metadata_listed) {}
 
 const SlotView* SlotList::Find(std::string_view slot) const {
   const auto before = [](const SlotView& s, std::string_view name) { return s.slot < name; };

@@ -96,9 +96,8 @@ enum class CopyState : std::uint8_t {
 // What a load found.
 struct LoadResult {
   format::File file;
-  // The copy the file came from, and its size in bytes.
+  // The copy the file came from.
   Copy copy = Copy::kA;
-  std::uint64_t size = 0;
   // True when the other copy exists but is not valid (damaged, or a newer version's): the copy
   // taken may be the older save, since the one not taken may have held a newer one. (A copy that
   // could not be read fails the load instead.)
@@ -106,6 +105,8 @@ struct LoadResult {
   // The state of the copy not taken, and why when not valid.
   CopyState other_state = CopyState::kMissing;
   Status other_status;
+  // The size in bytes of the copy the file came from.
+  std::uint64_t size = 0;
 };
 
 // The most metadata a listing carries for one slot. A slot index holds each slot's metadata up to
@@ -125,10 +126,9 @@ struct SlotView {
   std::uint32_t kind = 0;
   std::uint32_t game_data_version = 0;
   // The header's metadata when it is at most kMaxListedMetadataSize bytes. Larger metadata is not
-  // listed: `metadata` is then empty and `metadata_listed` false, and Store::ReadNewestHeader
-  // reads it from the save.
+  // listed: `metadata` is then empty and `metadata_listed` (below) false, and
+  // Store::ReadNewestHeader reads it from the save.
   ByteView metadata;
-  bool metadata_listed = true;
   // Size of the copy a load would take.
   std::uint64_t size = 0;
   // The copy a load would take, and the state of each copy as last seen.
@@ -137,6 +137,8 @@ struct SlotView {
   CopyState state_b = CopyState::kMissing;
   // True when the copy a load would not take exists but is not valid (LoadResult::recovered).
   bool recovered = false;
+  // False when the slot's metadata is larger than a listing carries (see `metadata`).
+  bool metadata_listed = true;
 };
 
 // One slot with its own copies of the strings and metadata: a SlotView kept past its list, or
@@ -152,12 +154,12 @@ struct SlotInfo {
   std::uint32_t kind = 0;
   std::uint32_t game_data_version = 0;
   Bytes metadata;
-  bool metadata_listed = true;
   std::uint64_t size = 0;
   Copy copy = Copy::kA;
   CopyState state_a = CopyState::kMissing;
   CopyState state_b = CopyState::kMissing;
   bool recovered = false;
+  bool metadata_listed = true;
 };
 
 // The slots of one prefix as ListSlots found them, sorted by name (byte order), names unique.

@@ -28,14 +28,6 @@ constexpr std::uint8_t kKnownFlags = kRecoveredFlag | kMetadataNotListedFlag;
 // field.
 constexpr std::size_t kMinEntrySize = 13;
 
-// The largest entry: the name, title and metadata at their bounds with two-byte lengths, the
-// 64-bit varints at ten bytes and the 32-bit ones at five, and the four bytes at the end.
-constexpr std::uint64_t kMaxEntrySize = (2 + store::kMaxSlotNameSize) +
-                                        (2 + format::kMaxTitleSize) + 10 + 10 + 5 + 5 +
-                                        (2 + store::kMaxListedMetadataSize) + 10 + 4;
-// An index of every slot a prefix may hold, each at its largest, is a valid chunk: an index write
-// never fails for its size.
-static_assert(3 + kMaxIndexedSlots * kMaxEntrySize <= format::kMaxDecodedTotal);
 
 // The hot paths below are forced inline: a listing scans every field of every slot, and a call
 // per field keeps the cursor in memory instead of in registers (it made the scan twice as slow).

@@ -11,6 +11,7 @@
 #define ROLLY_STORE_INTERNAL_SLOT_INDEX_CODEC_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,12 +22,22 @@
 
 #include "rolly/core/bytes.h"
 #include "rolly/core/status.h"
+#include "rolly/format/format_constants.h"
 #include "rolly/store/store.h"
 
 namespace rolly::store_internal {
 
 // The most slots one index lists.
 inline constexpr std::size_t kMaxIndexedSlots = 65536;
+
+// The largest entry: the name, title and metadata at their bounds with two-byte lengths, the
+// 64-bit varints at ten bytes and the 32-bit ones at five, and the four bytes at the end.
+inline constexpr std::uint64_t kMaxSlotIndexEntrySize =
+    (2 + store::kMaxSlotNameSize) + (2 + format::kMaxTitleSize) + 10 + 10 + 5 + 5 +
+    (2 + store::kMaxListedMetadataSize) + 10 + 4;
+// An index of every slot a prefix may hold, each at its largest (and the count's three bytes),
+// is a valid chunk: an index write never fails for its size.
+static_assert(3 + kMaxIndexedSlots * kMaxSlotIndexEntrySize <= format::kMaxDecodedTotal);
 
 // Appends the entries, which are sorted by slot name with names unique.
 void EncodeSlotIndex(const std::vector<store::SlotInfo>& slots, Bytes* out);

@@ -230,6 +230,24 @@ TEST(SlotIndexCodecTest, MetadataPastTheListedBoundIsLeftOut) {
   EXPECT_THAT(Scan(Forge({Entry{.metadata = "m", .flags = 2}})), Refused("entry 0 is not valid"));
 }
 
+// An entry with every field at its largest takes kMaxSlotIndexEntrySize bytes: the bound the
+// index's size is held to (a static_assert) is the codec's own.
+TEST(SlotIndexCodecTest, TheLargestEntryTakesItsBound) {
+  SlotInfo s = Info(std::string(store::kMaxSlotNameSize, 'n'),
+                    std::string(format::kMaxTitleSize, 't'));
+  s.save_time_us = std::numeric_limits<std::int64_t>::min();
+  s.sequence = std::numeric_limits<std::uint64_t>::max();
+  s.kind = s.game_data_version = std::numeric_limits<std::uint32_t>::max();
+  s.metadata = Bytes(store::kMaxListedMetadataSize, 'm');
+  s.size = std::numeric_limits<std::uint64_t>::max();
+  Bytes bytes;
+  EncodeSlotIndex({s}, &bytes);
+  EXPECT_EQ(bytes.size(), 1 + kMaxSlotIndexEntrySize);
+  std::vector<SlotView> views;
+  ASSERT_OK(Scan(bytes, &views));
+  ExpectSame(views.at(0), s);
+}
+
 TEST(SlotIndexCodecTest, NamesAndTitlesAreUtf8WithoutNul) {
   using namespace std::string_literals;
   const std::string good[] = {"\xC3\xA9", "\xE2\x82\xAC", "\xF4\x8F\xBF\xBF", "long ascii name"};
