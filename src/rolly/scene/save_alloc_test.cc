@@ -5,7 +5,7 @@
 // system's later saves work, a load gives back the world they wrote, and its destructor returns.
 // One that was accepted calls back once.
 //
-// The program replaces the global operator new (this file's own binary), counting allocations
+// The program replaces the global operator new (core/failing_allocation.h), counting allocations
 // per thread; only the test's thread, the game thread, is ever made to fail.
 //
 // Thread rules: the test thread is the game thread and drives Tick/Flush.
@@ -14,7 +14,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <memory>
 #include <new>
 #include <optional>
@@ -24,6 +23,7 @@
 #include <vector>
 
 #include "rolly/core/mailbox.h"
+#include "rolly/core/failing_allocation.h"
 #include "rolly/core/status_matchers.h"
 #include "rolly/core/worker_pool.h"
 #include "rolly/game/save_system.h"
@@ -34,30 +34,6 @@
 #include "rolly/store/store.h"
 #include "rolly/world/world.h"
 #include "rolly/world/world_diff.h"
-
-namespace {
-
-// The allocations this thread may still make before one fails; negative: none fails.
-thread_local long allocations_left = -1;
-
-void* Allocate(std::size_t size) {
-  if (allocations_left == 0) {
-    allocations_left = -1;
-    throw std::bad_alloc();
-  }
-  if (allocations_left > 0) --allocations_left;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-
-}  // namespace
-
-void* operator new(std::size_t size) { return Allocate(size); }
-void* operator new[](std::size_t size) { return Allocate(size); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 namespace rolly::scene {
 namespace {
@@ -131,7 +107,7 @@ TEST(SaveAllocationTest, ASaveWhoseAllocationFailsLeavesTheSaveSystemWhole) {
       int answered = 0;
       std::optional<Status> status;
       bool threw = false;
-      allocations_left = n;
+      test_support::FailAllocationAfter(n);
       try {
         saves.Save("slot", {.title = "failing"}, [&](Result<SaveOutcome> r) {
           ++answered;
@@ -140,7 +116,7 @@ TEST(SaveAllocationTest, ASaveWhoseAllocationFailsLeavesTheSaveSystemWhole) {
       } catch (const std::bad_alloc&) {
         threw = true;
       }
-      allocations_left = -1;
+      test_support::FailAllocationAfter(-1);
       went_through = !threw;
       failures += threw ? 1 : 0;
       // A save that threw was not made: nothing of it stays counted, and it never calls back.

@@ -8,7 +8,7 @@
 // for an operation that never started), a call that threw never calls back and one that went
 // through calls back once, and the backend still reads what was written.
 //
-// The program replaces the global operator new (this file's own binary), counting allocations
+// The program replaces the global operator new (core/failing_allocation.h), counting allocations
 // per thread; only the test's thread is ever made to fail.
 
 #include <gmock/gmock.h>
@@ -16,7 +16,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <new>
@@ -28,35 +27,12 @@
 #include <utility>
 #include <vector>
 
+#include "rolly/core/failing_allocation.h"
 #include "rolly/core/status_matchers.h"
 #include "rolly/store/backend.h"
 #include "rolly/store/folder_backend.h"
 #include "rolly/store/memory_backend.h"
 #include "rolly/store/simulated_file_system.h"
-
-namespace {
-
-// The allocations this thread may still make before one fails; negative: none fails.
-thread_local long allocations_left = -1;
-
-void* Allocate(std::size_t size) {
-  if (allocations_left == 0) {
-    allocations_left = -1;
-    throw std::bad_alloc();
-  }
-  if (allocations_left > 0) --allocations_left;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-
-}  // namespace
-
-void* operator new(std::size_t size) { return Allocate(size); }
-void* operator new[](std::size_t size) { return Allocate(size); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 namespace rolly::store {
 namespace {
@@ -138,13 +114,13 @@ TEST_P(BackendAllocationTest, ACallWhoseAllocationFailsLeavesTheCountRight) {
       Args args;
       ASSERT_THAT(WriteNow(*backend, args.kept, Bytes(100, 7)), IsOk());
       bool threw = false;
-      allocations_left = n;
+      test_support::FailAllocationAfter(n);
       try {
         c.call(*backend, args);
       } catch (const std::bad_alloc&) {
         threw = true;
       }
-      allocations_left = -1;
+      test_support::FailAllocationAfter(-1);
       went_through = !threw;
       failures += threw ? 1 : 0;
       // The writer sets a late front whatever the call did (nothing waits for it otherwise).
@@ -190,14 +166,14 @@ TEST_P(BackendAllocationTest, AWriteWhoseLateStartFailsAnswersOnce) {
       ++answers;
     });
     Bytes front(8, 3);  // made before the count starts: only the backend's allocations fail
-    allocations_left = n;
+    test_support::FailAllocationAfter(n);
     bool threw = false;
     try {
       args.front->Set(std::move(front));
     } catch (...) {
       threw = true;
     }
-    allocations_left = -1;
+    test_support::FailAllocationAfter(-1);
     EXPECT_FALSE(threw) << "an exception left the thread that set the front";
     if (!Idles(*backend)) {
       static_cast<void>(backend.release());

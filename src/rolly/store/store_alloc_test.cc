@@ -4,14 +4,13 @@
 // (no operation stays counted that will never call back), the slot's queue still runs what is
 // asked next, and the store closes.
 //
-// The program replaces the global operator new (this file's own binary), counting allocations
+// The program replaces the global operator new (core/failing_allocation.h), counting allocations
 // per thread; only the test's thread is ever made to fail.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <functional>
 #include <new>
 #include <optional>
@@ -19,35 +18,12 @@
 #include <utility>
 
 #include "rolly/core/mailbox.h"
+#include "rolly/core/failing_allocation.h"
 #include "rolly/core/status_matchers.h"
 #include "rolly/core/worker_pool.h"
 #include "rolly/format/file.h"
 #include "rolly/store/memory_backend.h"
 #include "rolly/store/store.h"
-
-namespace {
-
-// The allocations this thread may still make before one fails; negative: none fails.
-thread_local long allocations_left = -1;
-
-void* Allocate(std::size_t size) {
-  if (allocations_left == 0) {
-    allocations_left = -1;
-    throw std::bad_alloc();
-  }
-  if (allocations_left > 0) --allocations_left;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-
-}  // namespace
-
-void* operator new(std::size_t size) { return Allocate(size); }
-void* operator new[](std::size_t size) { return Allocate(size); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 namespace rolly::store {
 namespace {
@@ -105,13 +81,13 @@ TEST(StoreAllocationTest, ARequestWhoseAllocationFailsLeavesTheStoreWhole) {
         ASSERT_THAT(store.FlushFor(kPatience), IsOk());
         answered = 0;
         bool threw = false;
-        allocations_left = n;
+        test_support::FailAllocationAfter(n);
         try {
           c.request(store, &answered);
         } catch (const std::bad_alloc&) {
           threw = true;
         }
-        allocations_left = -1;
+        test_support::FailAllocationAfter(-1);
         went_through = !threw;
         failures += threw ? 1 : 0;
         // A request that threw was not made and never calls back; one that went through calls
