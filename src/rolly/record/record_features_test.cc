@@ -787,24 +787,34 @@ struct PieceSet {
   std::set<PieceKey> keys;
 };
 
-// A set key saved twice is dropped, and so are the objects it owns: their INLN entries apply to
-// nothing (they were applied to the dropped key's objects after those were destroyed).
-TEST_F(FeaturesTest, AKeySavedTwiceLeavesItsOwnedObjectsUnapplied) {
-  TypeRegistry r;
+void RegisterPieces(TypeRegistry& r) {
   r.Class<Piece>("Piece").Field("V", &Piece::v, kSaveGame).OnLoaded(&Piece::Loaded);
   r.Struct<PieceKey>("PieceKey")
       .Field("Id", &PieceKey::id, kSaveGame)
       .Field("Piece", &PieceKey::piece, kSaveGame);
   r.Class<PieceSet>("PieceSet").Field("Keys", &PieceSet::keys, kSaveGame);
-  ASSERT_THAT(r.Finish(), IsOk());
-  PieceSet saved;
+}
+
+// Keys 1 and 2, owning pieces of values 10 and 20.
+PieceSet TwoPieces() {
+  PieceSet set;
   for (int id : {1, 2}) {
     PieceKey key;
     key.id = id;
     key.piece = std::make_unique<Piece>();
     key.piece->v = 10 * id;
-    saved.keys.insert(std::move(key));
+    set.keys.insert(std::move(key));
   }
+  return set;
+}
+
+// A set key saved twice is dropped, and so are the objects it owns: their INLN entries apply to
+// nothing (they were applied to the dropped key's objects after those were destroyed).
+TEST_F(FeaturesTest, AKeySavedTwiceLeavesItsOwnedObjectsUnapplied) {
+  TypeRegistry r;
+  RegisterPieces(r);
+  ASSERT_THAT(r.Finish(), IsOk());
+  const PieceSet saved = TwoPieces();
   Payload p;
   Result<Record> rec =
       CaptureObject(*r.FindClass<PieceSet>(), &saved, Guid(8, 8), RecordKind::kObject, &p.tables);

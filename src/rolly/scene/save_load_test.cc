@@ -3139,55 +3139,58 @@ Guid DerivedIdOf(std::string_view identity) {
   return Guid(digest("rolly.id.a:"), digest("rolly.id.b:"));
 }
 
-// Edits the newest save of `slot` into the one a game calling level `from` `to` would write.
-void RenameLevel(Game& g, std::string_view slot, std::string_view from, std::string_view to) {
-  DamageChunk(g, slot, "WRLD", [&](Bytes& data) {
+// Rewrites the records of chunk `chunk` of the newest save of `slot`: `edit` is given each
+// section `id` with its record (the payload's tables too), and says whether it changed it. Fails
+// the test when none changed.
+void EditSections(
+    Game& g, std::string_view slot, std::string_view chunk, record::SectionId id,
+    const std::function<bool(const record::ChunkTables&, record::Record&, record::Section&)>&
+        edit) {
+  DamageChunk(g, slot, chunk, [&](Bytes& data) {
     Result<record::Payload> p = record::DecodePayload(data);
     if (!p.ok()) return false;
-    bool renamed = false;
+    bool edited = false;
     for (record::Record& r : p->records) {
       for (record::Section& s : r.sections) {
-        if (!record::SameSection(s.id, world::kActorSection)) continue;
-        Result<world::ActorSection> a = world::DecodeActor(s.bytes);
-        if (!a.ok() || a->level != from) continue;
-        a->level = to;
-        s.bytes = world::EncodeActor(*a);
-        renamed = true;
+        if (record::SameSection(s.id, id) && edit(p->tables, r, s)) edited = true;
       }
     }
     Result<Bytes> out = record::EncodePayload(*p);
-    if (!renamed || !out.ok()) return false;
+    if (!edited || !out.ok()) return false;
     data = *std::move(out);
     return true;
   });
+}
+
+// Edits the newest save of `slot` into the one a game calling level `from` `to` would write.
+void RenameLevel(Game& g, std::string_view slot, std::string_view from, std::string_view to) {
+  EditSections(g, slot, "WRLD", world::kActorSection,
+               [&](const record::ChunkTables&, record::Record&, record::Section& s) {
+                 Result<world::ActorSection> a = world::DecodeActor(s.bytes);
+                 if (!a.ok() || a->level != from) return false;
+                 a->level = to;
+                 s.bytes = world::EncodeActor(*a);
+                 return true;
+               });
 }
 
 // The same for the global registered as `from` (when `registered`) or of role `from`: it is
 // given `to`, and the subject ID a game naming it so derives.
 void RenameGlobal(Game& g, std::string_view slot, bool registered, std::string_view from,
                   std::string_view to) {
-  DamageChunk(g, slot, "GLOB", [&](Bytes& data) {
-    Result<record::Payload> p = record::DecodePayload(data);
-    if (!p.ok()) return false;
-    bool renamed = false;
-    for (record::Record& r : p->records) {
-      const std::string cls(p->tables.name_text(p->tables.layouts().at(r.layout).name));
-      for (record::Section& s : r.sections) {
-        if (!record::SameSection(s.id, world::kGlobalSection)) continue;
-        Result<world::GlobalSection> global = world::DecodeGlobal(s.bytes);
-        if (!global.ok() || global->registered != registered || global->name != from) continue;
-        global->name = std::string(to);
-        s.bytes = world::EncodeGlobal(*global);
-        r.subject = registered ? DerivedIdOf("registered\n" + global->name)
-                               : DerivedIdOf("global\n" + global->name + "\n" + cls);
-        renamed = true;
-      }
-    }
-    Result<Bytes> out = record::EncodePayload(*p);
-    if (!renamed || !out.ok()) return false;
-    data = *std::move(out);
-    return true;
-  });
+  EditSections(g, slot, "GLOB", world::kGlobalSection,
+               [&](const record::ChunkTables& tables, record::Record& r, record::Section& s) {
+                 Result<world::GlobalSection> global = world::DecodeGlobal(s.bytes);
+                 if (!global.ok() || global->registered != registered || global->name != from) {
+                   return false;
+                 }
+                 const std::string cls(tables.name_text(tables.layouts().at(r.layout).name));
+                 global->name = std::string(to);
+                 s.bytes = world::EncodeGlobal(*global);
+                 r.subject = registered ? DerivedIdOf("registered\n" + global->name)
+                                        : DerivedIdOf("global\n" + global->name + "\n" + cls);
+                 return true;
+               });
 }
 
 // The records of the chunks `id` of the newest save of `slot`.
@@ -3220,26 +3223,15 @@ Guid DerivedComponentIdOf(Guid actor, std::string_view name) {
 
 // The same for components named `from`: they are named `to`, with the IDs that name derives.
 void RenameComponents(Game& g, std::string_view slot, std::string_view from, std::string_view to) {
-  DamageChunk(g, slot, "WRLD", [&](Bytes& data) {
-    Result<record::Payload> p = record::DecodePayload(data);
-    if (!p.ok()) return false;
-    bool renamed = false;
-    for (record::Record& r : p->records) {
-      for (record::Section& s : r.sections) {
-        if (!record::SameSection(s.id, world::kComponentSection)) continue;
-        Result<world::ComponentSection> c = world::DecodeComponent(s.bytes);
-        if (!c.ok() || c->name != from) continue;
-        c->name = to;
-        s.bytes = world::EncodeComponent(*c);
-        r.subject = DerivedComponentIdOf(c->actor, to);
-        renamed = true;
-      }
-    }
-    Result<Bytes> out = record::EncodePayload(*p);
-    if (!renamed || !out.ok()) return false;
-    data = *std::move(out);
-    return true;
-  });
+  EditSections(g, slot, "WRLD", world::kComponentSection,
+               [&](const record::ChunkTables&, record::Record& r, record::Section& s) {
+                 Result<world::ComponentSection> c = world::DecodeComponent(s.bytes);
+                 if (!c.ok() || c->name != from) return false;
+                 c->name = to;
+                 s.bytes = world::EncodeComponent(*c);
+                 r.subject = DerivedComponentIdOf(c->actor, to);
+                 return true;
+               });
 }
 
 // A component record waiting for its component to be created keeps its name as the file's text:
