@@ -847,22 +847,11 @@ TEST_F(FeaturesTest, AKeySavedTwiceLeavesItsOwnedObjectsUnapplied) {
 // the object takes a record again. A class that owns nothing takes both.
 TEST_F(FeaturesTest, AnObjectThatOwnsTakesOneRecordPerLoad) {
   TypeRegistry r;
-  r.Class<Piece>("Piece").Field("V", &Piece::v, kSaveGame).OnLoaded(&Piece::Loaded);
-  r.Struct<PieceKey>("PieceKey")
-      .Field("Id", &PieceKey::id, kSaveGame)
-      .Field("Piece", &PieceKey::piece, kSaveGame);
-  r.Class<PieceSet>("PieceSet").Field("Keys", &PieceSet::keys, kSaveGame);
+  RegisterPieces(r);
   ASSERT_THAT(r.Finish(), IsOk());
   EXPECT_TRUE(r.FindClass<PieceSet>()->Plan().owns);
   EXPECT_FALSE(r.FindClass<Piece>()->Plan().owns);
-  PieceSet saved;
-  for (int id : {1, 2}) {
-    PieceKey key;
-    key.id = id;
-    key.piece = std::make_unique<Piece>();
-    key.piece->v = 10 * id;
-    saved.keys.insert(std::move(key));
-  }
+  const PieceSet saved = TwoPieces();
   Payload p;
   Result<Record> rec =
       CaptureObject(*r.FindClass<PieceSet>(), &saved, Guid(8, 8), RecordKind::kObject, &p.tables);
