@@ -939,11 +939,19 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
       return [&wait, &out, i](Result<Bytes> r) {
         std::lock_guard lock(wait.mutex);
         out[i].emplace(std::move(r));
-        if (--wait.left == 0) wait.cv.notify_one();
+        --wait.left;
+        wait.cv.notify_one();
       };
     };
     backend_.ReadPrefix(first, kMaxReadBytes, reader(0));
-    backend_.ReadPrefix(second, kMaxReadBytes, reader(1));
+    try {
+      backend_.ReadPrefix(second, kMaxReadBytes, reader(1));
+    } catch (...) {
+      // The first read's callback refers to this frame: it answers before the frame is gone.
+      std::unique_lock lock(wait.mutex);
+      wait.cv.wait(lock, [&wait] { return wait.left == 1; });
+      throw;
+    }
     std::unique_lock lock(wait.mutex);
     wait.cv.wait(lock, [&wait] { return wait.left == 0; });
   }
