@@ -249,6 +249,35 @@ class Lookout {
   Actor* pawn = nullptr;
 };
 
+// Components whose loading runs the game's code, for the tests of hooks that change the records
+// waiting for their components (World::OnComponentCreated). Each test sets what that code does;
+// its fixture clears it.
+std::function<void(PlaqueComponent&)> g_plaque_loaded;
+std::function<void(std::unique_ptr<Coin>)> g_purse_coin;
+
+// A plaque with an OnLoaded hook.
+class LoadHookPlaque : public PlaqueComponent {
+ public:
+  void Loaded() {
+    if (g_plaque_loaded) g_plaque_loaded(*this);
+  }
+};
+
+// A purse whose setter, while g_purse_coin is set, hands the coin a load gives it to that keeper
+// (which may outlive the purse) instead of keeping it. The coin's own saved fields apply after the
+// setter returns.
+class HandingPurse : public Component {
+ public:
+  void SetCoin(std::unique_ptr<Coin> given) {
+    if (g_purse_coin) {
+      g_purse_coin(std::move(given));
+    } else {
+      coin = std::move(given);
+    }
+  }
+  std::unique_ptr<Coin> coin;
+};
+
 std::unique_ptr<reflect::TypeRegistry> MakeRegistry(bool with_statue = true,
                                                     bool with_test_classes = true) {
   auto r = std::make_unique<reflect::TypeRegistry>();
@@ -290,6 +319,9 @@ std::unique_ptr<reflect::TypeRegistry> MakeRegistry(bool with_statue = true,
         .Base<Actor>()
         .Field("Coins", &Vault::coins, reflect::kSaveGame)
         .OnSaved(&Vault::Saved);
+    r->Class<HandingPurse>("HandingPurse")
+        .Base<Component>()
+        .Field("Coin", &HandingPurse::coin, reflect::kSaveGame, &HandingPurse::SetCoin);
     if (with_statue) {
       r->Class<Hoard>("Hoard").Base<Actor>().Field("Coins", &Hoard::coins, reflect::kSaveGame);
       r->Class<Statue>("Statue").Base<Actor>().Field("Polish", &Statue::polish, reflect::kSaveGame);
@@ -297,6 +329,9 @@ std::unique_ptr<reflect::TypeRegistry> MakeRegistry(bool with_statue = true,
           .Base<Component>()
           .Field("Text", &PlaqueComponent::text, reflect::kSaveGame);
       r->Class<HookedPlaque>("HookedPlaque").Base<PlaqueComponent>().OnSaved(&HookedPlaque::Saved);
+      r->Class<LoadHookPlaque>("LoadHookPlaque")
+          .Base<PlaqueComponent>()
+          .OnLoaded(&LoadHookPlaque::Loaded);
     }
   }
   if (!r->Finish().ok()) return nullptr;
@@ -3895,6 +3930,185 @@ TEST_F(LevelMemoryTest, AClientKeepsNoLevelMemory) {
   ASSERT_OK(a->scene.RemoveLevel(kCellar));
   EXPECT_FALSE(a->saves.world().RemembersLevel(kCellar));
   EXPECT_THAT(reports, IsEmpty());
+}
+
+// --- 9b. Hooks that change the waiting component records ----------------------------------------
+//
+// A component record waiting for its component applies when the host reports the component
+// created (World::OnComponentCreated), and that apply runs the game's code: setters and OnLoaded
+// hooks. The code may create another waiting component (the call comes back in), remove a level
+// (whose waiting records go) or add one (whose records wait too). Each record still applies once,
+// and nothing is read from what went. Some of these tests depend on the order the records wait
+// in, which is the order they were loaded: each says why it needs its order.
+
+class WaitingHookTest : public LevelMemoryTest {
+ protected:
+  // The hooks are the tests' lambdas, which hold their locals: none may outlive its test.
+  void TearDown() override {
+    g_plaque_loaded = nullptr;
+    g_purse_coin = nullptr;
+    LevelMemoryTest::TearDown();
+  }
+
+  // Makes the plaque `name` of `actor` in play, with `text`.
+  static Status AddPlaque(Game& g, const char* actor, std::string_view name, std::string text) {
+    ROLLY_ASSIGN_OR_RETURN(Component * made,
+                           g.scene.AddComponent(G(actor), Name(name), Name("LoadHookPlaque")));
+    static_cast<PlaqueComponent*>(made)->text = std::move(text);
+    return OkStatus();
+  }
+
+  // Makes the plaque `name` of `actor`, as the game makes it after a load, and returns its text
+  // (or why it was not made).
+  static std::string MakePlaque(Game& g, const char* actor, std::string_view name) {
+    Result<Component*> made = g.scene.AddComponent(G(actor), Name(name), Name("LoadHookPlaque"));
+    return made.ok() ? static_cast<PlaqueComponent*>(*made)->text : made.status().ToString();
+  }
+
+  // The text of the plaque `name` of `actor` as it is now.
+  static std::string TextOf(Game& g, const char* actor, std::string_view name) {
+    Actor* a = g.scene.FindActor(G(actor));
+    Component* c = a ? a->FindComponent(Name(name)) : nullptr;
+    return c ? static_cast<PlaqueComponent*>(c)->text : "(none)";
+  }
+};
+
+// The hook of the second plaque creates the first, whose record waits before the second's (an
+// actor's components are saved, and wait, in the order they were made): the call comes back in
+// and takes that record out of the list while the outer call applies. Both apply; the third, made
+// after, still finds its own record. (Erasing the outer call's record afterwards by its old place
+// in the list took the third's record, leaving the second's.)
+TEST_F(WaitingHookTest, AHookThatCreatesAWaitingComponentLeavesTheOthersWaiting) {
+  auto a = StreamedGame();
+  ASSERT_OK(AddPlaque(*a, kDoorId, "First", "one"));
+  ASSERT_OK(AddPlaque(*a, kDoorId, "Second", "two"));
+  ASSERT_OK(AddPlaque(*a, kDoorId, "Third", "three"));
+  ASSERT_OK(SaveNow(*a, "h"));
+
+  auto b = StreamedGame();
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "h"));
+  ASSERT_EQ(out.report.waiting, 3u) << Lines(out.report.messages);
+  std::vector<std::string> loaded;  // the plaques whose OnLoaded ran, in order
+  std::optional<std::string> inner;
+  g_plaque_loaded = [&](PlaqueComponent& p) {
+    loaded.push_back(p.name.str());
+    if (p.name == Name("Second")) inner = MakePlaque(*b, kDoorId, "First");
+  };
+  EXPECT_EQ(MakePlaque(*b, kDoorId, "Second"), "two");
+  EXPECT_EQ(inner, "one") << "the plaque made inside the hook";
+  EXPECT_EQ(TextOf(*b, kDoorId, "First"), "one");
+  EXPECT_EQ(MakePlaque(*b, kDoorId, "Third"), "three") << "the third plaque's record was lost";
+  EXPECT_THAT(loaded, ElementsAre("Second", "First", "Third"));
+}
+
+// The hook of an Attic plaque removes the Cellar, whose waiting record (a backpack) is before the
+// plaque's in the list, the Cellar having been added first: the list shrinks while the plaque's
+// record applies. The second Attic plaque still finds its record, and the backpack's goes with
+// the Cellar's memory, to wait again when the Cellar comes back. (Erasing the applied record
+// afterwards by its old place in the list took the second plaque's record.)
+TEST_F(WaitingHookTest, AHookThatRemovesALevelLeavesTheOthersWaiting) {
+  auto a = StreamedGame();
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  ASSERT_OK(a->scene.AddLevel(kAttic));
+  ASSERT_OK_AND_ASSIGN(Component * bag, a->scene.AddComponent(G(kCellarMoleId), Name("Backpack"),
+                                                              Name("InventoryComponent")));
+  static_cast<InventoryComponent*>(bag)->capacity = 44;
+  ASSERT_OK(AddPlaque(*a, kAtticCrateId, "First", "one"));
+  ASSERT_OK(AddPlaque(*a, kAtticCrateId, "Second", "two"));
+  ASSERT_OK(SaveNow(*a, "h"));
+
+  auto b = StreamedGame();
+  ASSERT_OK(LoadNow(*b, "h"));
+  ASSERT_OK(b->scene.AddLevel(kCellar));
+  ASSERT_EQ(reports.back().apply.waiting, 1u);
+  ASSERT_OK(b->scene.AddLevel(kAttic));
+  ASSERT_EQ(reports.back().apply.waiting, 2u);
+  std::optional<Status> removed;
+  g_plaque_loaded = [&](PlaqueComponent& p) {
+    if (p.name == Name("First")) removed = b->scene.RemoveLevel(kCellar);
+  };
+  EXPECT_EQ(MakePlaque(*b, kAtticCrateId, "First"), "one");
+  ASSERT_TRUE(removed.has_value());
+  EXPECT_OK(*removed);
+  EXPECT_TRUE(b->saves.world().RemembersLevel(kCellar));
+  EXPECT_EQ(MakePlaque(*b, kAtticCrateId, "Second"), "two")
+      << "the second plaque's record was lost";
+
+  ASSERT_OK(b->scene.AddLevel(kCellar));
+  ASSERT_TRUE(reports.back().from_memory);
+  EXPECT_EQ(reports.back().apply.waiting, 1u) << "the backpack's record was lost";
+  ASSERT_OK_AND_ASSIGN(
+      bag, b->scene.AddComponent(G(kCellarMoleId), Name("Backpack"), Name("InventoryComponent")));
+  EXPECT_EQ(static_cast<InventoryComponent*>(bag)->capacity, 44);
+}
+
+// The hook of the only waiting plaque adds the Cellar, whose backpack's record waits too: the list
+// grows while the plaque's record applies (past its room, with one record waiting before, so its
+// elements move). Both records apply. (Erasing the applied record afterwards through a place in
+// the list that had moved read and wrote memory freed.)
+TEST_F(WaitingHookTest, AHookThatAddsALevelWithWaitingRecordsKeepsThemWaiting) {
+  auto a = StreamedGame();
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  ASSERT_OK_AND_ASSIGN(Component * bag, a->scene.AddComponent(G(kCellarMoleId), Name("Backpack"),
+                                                              Name("InventoryComponent")));
+  static_cast<InventoryComponent*>(bag)->capacity = 44;
+  ASSERT_OK(AddPlaque(*a, kDoorId, "First", "one"));
+  ASSERT_OK(SaveNow(*a, "h"));
+
+  auto b = StreamedGame();  // the map opens without the Cellar
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "h"));
+  ASSERT_EQ(out.report.waiting, 1u) << Lines(out.report.messages);
+  std::optional<Status> added;
+  g_plaque_loaded = [&](PlaqueComponent& p) {
+    if (p.name == Name("First")) added = b->scene.AddLevel(kCellar);
+  };
+  EXPECT_EQ(MakePlaque(*b, kDoorId, "First"), "one");
+  ASSERT_TRUE(added.has_value());
+  EXPECT_OK(*added);
+  ASSERT_FALSE(reports.empty());
+  EXPECT_EQ(reports.back().level, kCellar);
+  EXPECT_EQ(reports.back().apply.waiting, 1u);
+  ASSERT_OK_AND_ASSIGN(
+      bag, b->scene.AddComponent(G(kCellarMoleId), Name("Backpack"), Name("InventoryComponent")));
+  EXPECT_EQ(static_cast<InventoryComponent*>(bag)->capacity, 44)
+      << "the backpack's record was lost";
+}
+
+// The last holder of a save goes while its record is read. A level's memory, once applied, is
+// held by nothing but the level's records that still wait (no save is held here). A purse of the
+// level hands the coin its record sets to a keeper, then removes its own level: the purse goes,
+// and with it the level's waiting records. The coin's own saved fields, applied after the setter
+// returns, are still read from the memory's bytes, which the apply keeps until it ends. (Before,
+// the memory was freed under the read; then the applied record was erased from an empty list.)
+TEST_F(WaitingHookTest, ASetterThatRemovesItsOwnLevelLeavesTheRecordItReadsAlive) {
+  auto a = StreamedGame();
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  ASSERT_OK_AND_ASSIGN(Component * made, a->scene.AddComponent(G(kCellarMoleId), Name("Purse"),
+                                                               Name("HandingPurse")));
+  auto* purse = static_cast<HandingPurse*>(made);
+  purse->coin = std::make_unique<Coin>();
+  purse->coin->value = 7;
+  ASSERT_OK(a->scene.RemoveLevel(kCellar));  // the purse's record goes into the level's memory
+  ASSERT_OK(a->scene.AddLevel(kCellar));     // the purse is not made again: its record waits
+  ASSERT_TRUE(reports.back().from_memory);
+  ASSERT_EQ(reports.back().apply.waiting, 1u) << Lines(reports.back().apply.messages);
+  ASSERT_FALSE(a->saves.world().RemembersLevel(kCellar));
+  ASSERT_EQ(a->saves.world().held(), nullptr);
+
+  std::vector<std::unique_ptr<Coin>> kept;
+  std::optional<Status> removed;
+  g_purse_coin = [&](std::unique_ptr<Coin> coin) {
+    kept.push_back(std::move(coin));
+    removed = a->scene.RemoveLevel(kCellar);  // the purse must not be touched after this
+  };
+  ASSERT_OK(a->scene.AddComponent(G(kCellarMoleId), Name("Purse"), Name("HandingPurse")).status());
+  ASSERT_TRUE(removed.has_value());
+  EXPECT_OK(*removed);
+  EXPECT_EQ(a->scene.FindActor(G(kCellarMoleId)), nullptr);
+  EXPECT_TRUE(a->saves.world().RemembersLevel(kCellar));
+  ASSERT_EQ(kept.size(), 1u);
+  ASSERT_NE(kept[0], nullptr);
+  EXPECT_EQ(kept[0]->value, 7);
 }
 
 // --- 10. Golden world fixtures --------------------------------------------------------------------
