@@ -884,6 +884,9 @@ Status CheckedPayload::CheckRange(ByteReader& in, std::uint64_t from, std::uint6
       for (std::size_t k = 0; asking && k < sections.ids.size() && v.others > 0; ++k) {
         for (std::size_t s = 0; s < v.others; ++s) {
           if (!SameSection(v.ids[s], sections.ids[k])) continue;
+          if (span.first_checked == 0 && k < kMaxFirstChecked) {
+            span.first_checked = static_cast<std::uint8_t>(k + 1);
+          }
           Status checked = sections.check(i, k, v.bodies[s]);
           if (!checked.ok()) {
             if (section_error == nullptr) return checked;

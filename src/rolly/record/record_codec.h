@@ -184,6 +184,14 @@ class CheckedPayload {
   // section ids[k], which is then viewed in place at out[k]; out[k] is left as it was otherwise.
   // 0 for a record of a kind this version does not know. At most 32 IDs.
   std::uint32_t FindEach(std::size_t i, std::span<const SectionId> ids, ByteView* out) const;
+  // The first of the check's own sections (SectionCheck::ids, in that order) that record `i`
+  // holds, as its index there; -1 when it holds none of them (or of the first 63), is of a kind
+  // this version does not know, or was checked without them. The check noted it, so asking
+  // reads none of the record's bytes: a reader sorting records by their sections walks only
+  // this table, and reads each record once, when it takes it.
+  int FirstChecked(std::size_t i) const { return int{spans_[i].first_checked} - 1; }
+  // How many of SectionCheck::ids FirstChecked tells apart.
+  static constexpr std::size_t kMaxFirstChecked = 63;
   // The parts an apply reads of record `i` (of a known kind): PROP, and INLN and XTRA when it
   // has them. In `has`, 1 is PROP (always there), 2 INLN and 4 XTRA; the view of a part it lacks
   // is empty; `has` is 0 for a kind this version does not know. The check noted which a record
@@ -215,7 +223,9 @@ class CheckedPayload {
     std::uint8_t others = 0;
     std::uint8_t head = 0;
     // 1: the record has INLN; 2: it has XTRA (PartsToApply walks its sections only then).
-    std::uint8_t applied = 0;
+    std::uint8_t applied : 2 = 0;
+    // FirstChecked's answer plus one (0: none), in the bits the byte has left.
+    std::uint8_t first_checked : 6 = 0;
     std::uint32_t prop = 0;
     Guid subject;
   };

@@ -493,8 +493,14 @@ TEST_F(EverythingTest, CheckedPayloadChecksALayersSectionsInItsWalk) {
   EXPECT_EQ(checked.size(), 3u);
   EXPECT_THAT(seen, ElementsAre("1 2 4", "3 0 1", "3 2 4"));
   FileBudget plain;
-  ASSERT_THAT(CheckedPayload::Check(bytes, &plain), IsOk());
+  ASSERT_OK_AND_ASSIGN(const CheckedPayload unasked, CheckedPayload::Check(bytes, &plain));
   EXPECT_EQ(budget, plain);
+  // The check notes the first of the sections asked that each record holds, in the order asked:
+  // none for a kind this version does not know, or for a check that asked for none.
+  EXPECT_EQ(checked.FirstChecked(0), 2);
+  EXPECT_EQ(checked.FirstChecked(1), -1);
+  EXPECT_EQ(checked.FirstChecked(2), 0);
+  for (std::size_t i = 0; i < unasked.size(); ++i) EXPECT_EQ(unasked.FirstChecked(i), -1) << i;
 
   // A failure: the checks after it do not run, and the budget stays as it was.
   seen.clear();
@@ -512,6 +518,38 @@ TEST_F(EverythingTest, CheckedPayloadChecksALayersSectionsInItsWalk) {
   EXPECT_THAT(CheckedPayload::Check(cut, nullptr, sections),
               StatusIs(CheckedPayload::Check(cut).status().code(),
                        std::string(CheckedPayload::Check(cut).status().message())));
+}
+
+// FirstChecked tells apart the first 63 sections asked for: a record holding only the 64th is
+// noted as holding none of them.
+TEST_F(EverythingTest, FirstCheckedTellsApartTheFirst63SectionsAsked) {
+  Everything e = Sample();
+  auto [p, actor, future, strange] = WithUnknowns(e);
+  std::vector<SectionId> asked;
+  for (int k = 0; k < 64; ++k) {
+    asked.push_back(SectionId{'Q', static_cast<char>('0' + k / 10), static_cast<char>('0' + k % 10),
+                              'X'});
+  }
+  ASSERT_EQ(CheckedPayload::kMaxFirstChecked, 63u);
+  for (const std::size_t k : {std::size_t{62}, std::size_t{63}}) {
+    p.records.push_back(actor);
+    p.records.back().sections.push_back(Section{asked[k], {1}});
+  }
+  ASSERT_OK_AND_ASSIGN(const Bytes bytes, EncodePayload(p));
+  std::vector<std::size_t> seen;
+  CheckedPayload::SectionCheck sections;
+  sections.ids = asked;
+  sections.check = [&](std::size_t, std::size_t k, ByteView) {
+    seen.push_back(k);
+    return OkStatus();
+  };
+  ASSERT_OK_AND_ASSIGN(const CheckedPayload checked,
+                       CheckedPayload::Check(bytes, nullptr, sections));
+  ASSERT_EQ(checked.size(), 2u);
+  EXPECT_EQ(checked.FirstChecked(0), 62);
+  EXPECT_EQ(checked.FirstChecked(1), -1);
+  // The 64th is still checked.
+  EXPECT_THAT(seen, ElementsAre(62u, 63u));
 }
 
 // A check split in two halves, the second handed to `post`, gives what the check in order gives:
@@ -572,7 +610,15 @@ TEST_F(EverythingTest, ASplitCheckGivesWhatTheCheckInOrderGives) {
       EXPECT_EQ(checked.kind(i), in_order.kind(i)) << i;
       EXPECT_EQ(checked.subject(i), in_order.subject(i)) << i;
       EXPECT_EQ(checked.layout(i), in_order.layout(i)) << i;
+      EXPECT_EQ(checked.FirstChecked(i), in_order.FirstChecked(i)) << i;
     }
+  }
+  // Each half holds each answer (a section asked first, another, none), so the split's are
+  // compared for all three.
+  for (const std::size_t from : {std::size_t{0}, in_order.size() - 15}) {
+    std::set<int> firsts;
+    for (std::size_t i = from; i < from + 15; ++i) firsts.insert(in_order.FirstChecked(i));
+    EXPECT_THAT(firsts, ElementsAre(-1, 0, 1)) << from;
   }
   // Below `split_bytes` it is the check in order, and `post` is not called.
   FileBudget small;

@@ -221,8 +221,6 @@ Status ReadActor(ByteView bytes, ActorSection* a) {
 
 void ReadCheckedActor(ByteView bytes, ActorSection* a) { ReadActorAs<true>(bytes, a); }
 
-bool CheckedActorSpawned(ByteView bytes) { return !bytes.empty() && (bytes[0] & kSpawned) != 0; }
-
 Result<ActorSection> DecodeActor(ByteView bytes) {
   ActorSection a;
   ROLLY_RETURN_IF_ERROR(ReadActor(bytes, &a));

@@ -69,9 +69,6 @@ Status ReadActor(ByteView bytes, ActorSection* out);
 // `out` is unspecified, and nothing is read outside `bytes`). Every field of `out` is set, so a
 // caller may read section after section into one ActorSection.
 void ReadCheckedActor(ByteView bytes, ActorSection* out);
-// Whether ACTR bytes that ReadActor accepted before say the actor was spawned in play: their
-// first byte alone is read (a count ahead of reading each section whole).
-bool CheckedActorSpawned(ByteView bytes);
 // The same, as a value.
 Result<ActorSection> DecodeActor(ByteView bytes);
 

@@ -1490,8 +1490,9 @@ class World::Applier {
   // The world chunk's actors and components. A component's record normally follows its actor's
   // (a save writes them so): it is matched against the actor found for that record, without
   // looking the actor up again. Any other component waits until every actor record was seen.
-  // The records' world sections are read first, in one walk; then every actor is found in one
-  // host call (Host::FindActors), and the records are taken in order as their actors come.
+  // The records are sorted first by the world section the check noted for each, reading none of
+  // their bytes; then every actor is found in one host call (Host::FindActors), and the records
+  // are taken in order as their actors come, each read then.
   void FindActors(const LoadedGame::Chunk& c) {
     const std::vector<Name> levels = host_.Levels();
     const Name persistent = levels.empty() ? Name() : levels.front();
@@ -1501,7 +1502,6 @@ class World::Applier {
     enum class Is : std::uint8_t { kActor, kComponent, kOtherLevel };
     struct Entry {
       std::size_t record;
-      ByteView section;
       Is is;
     };
     std::vector<Entry> entries;
@@ -1509,29 +1509,33 @@ class World::Applier {
     std::vector<Guid> ids;  // the subjects of the kActor entries, in order
     ids.reserve(records.size());
     std::size_t components = 0;
-    std::size_t spawned = 0;  // actor records saying spawned: at most the actors spawned again
-    static constexpr record::SectionId kActorOrComponent[] = {kActorSection, kComponentSection};
+    // A record's ACTR section, or else its COMP one (LoadedGame::Check noted which it holds
+    // first, in kWorldSections order).
+    static_assert(kWorldSections[0] == kActorSection && kWorldSections[1] == kComponentSection);
+    auto section = [&records](const Entry& e) {
+      ByteView found;
+      records.Find(e.record, e.is == Is::kComponent ? kComponentSection : kActorSection, &found);
+      return found;
+    };
     for (std::size_t i = 0; i < records.size(); ++i) {
-      if (!record::IsKnownObjectKind(records.kind(i))) continue;
-      ByteView found[2];
-      const std::uint32_t has = records.FindEach(i, kActorOrComponent, found);
-      if (has & 1) {
+      const int first = records.FirstChecked(i);
+      if (first == 0) {
         if (!only_level_.is_none()) {
-          const ActorSection a = ActorOf(found[0]);
+          const ActorSection a = ActorOf(section({i, Is::kActor}));
           if ((a.level.empty() ? persistent.view() : a.level) != only_level_.view()) {
-            entries.push_back({i, found[0], Is::kOtherLevel});
+            entries.push_back({i, Is::kOtherLevel});
             continue;
           }
           level_actors_.Insert(records.subject(i));
         }
-        entries.push_back({i, found[0], Is::kActor});
+        entries.push_back({i, Is::kActor});
         ids.push_back(records.subject(i));
-        spawned += CheckedActorSpawned(found[0]) ? 1 : 0;
-      } else if (has & 2) {
-        if (!only_level_.is_none() && !level_actors_.Contains(ComponentOf(found[1]).actor)) {
+      } else if (first == 1) {
+        if (!only_level_.is_none() &&
+            !level_actors_.Contains(ComponentOf(section({i, Is::kComponent})).actor)) {
           continue;
         }
-        entries.push_back({i, found[1], Is::kComponent});
+        entries.push_back({i, Is::kComponent});
         ++components;
       }
     }
@@ -1543,9 +1547,6 @@ class World::Applier {
     } last;
     std::vector<Matched> matched;
     matched.reserve(components);
-    // Room for the actors spawned again, made once (a spawn's entry holds its placement).
-    spawns_.reserve(spawns_.size() + spawned);
-    spawning_.Reserve(spawned);
     std::size_t at = 0;  // the next entry to take
     // Takes the entries up to the next actor's.
     auto take_components = [&] {
@@ -1555,7 +1556,7 @@ class World::Applier {
           last.id = Guid();
           continue;
         }
-        const ComponentSection comp = ComponentOf(e.section);
+        const ComponentSection comp = ComponentOf(section(e));
         // Matched now when it follows its actor's record; taken below, after every actor, as
         // the others are.
         if (!last.id.is_none() && comp.actor == last.id) {
@@ -1578,7 +1579,7 @@ class World::Applier {
       ++at;
       ++answered;
       last = Last();
-      TakeActor(c, e.record, e.section, view, levels, &last.id);
+      TakeActor(c, e.record, section(e), view, levels, &last.id);
       if (!last.id.is_none()) last.view = view;
       take_components();
     };
