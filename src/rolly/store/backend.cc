@@ -10,6 +10,8 @@
 #include <limits>
 #include <utility>
 
+#include "rolly/store/internal/thrown_call.h"
+
 namespace rolly::store {
 namespace {
 
@@ -221,11 +223,27 @@ void Backend::List(ListCallback done) {
 
 namespace {
 
+// Runs `start` (a backend call given the callback) and waits for its answer. A call that throws
+// (an allocation failing inside the backend, or a backend that throws) answers StorageFailed: the
+// callers are workers and tools, where an exception would end the process or cross the public
+// API. The answer is shared, not on this frame, and taken once: a backend that threw may still
+// be calling back from another thread after this returns.
 template <typename T, typename Start>
 T Wait(Start start) {
-  std::promise<T> promise;
-  std::future<T> future = promise.get_future();
-  start([&promise](T value) { promise.set_value(std::move(value)); });
+  struct Answer {
+    std::promise<T> promise;
+    std::atomic<bool> given{false};
+    void Give(T value) {
+      if (!given.exchange(true)) promise.set_value(std::move(value));
+    }
+  };
+  auto answer = std::make_shared<Answer>();
+  std::future<T> future = answer->promise.get_future();
+  try {
+    start([answer](T value) { answer->Give(std::move(value)); });
+  } catch (...) {
+    answer->Give(T(store_internal::ThrownCallStatus()));
+  }
   return future.get();
 }
 

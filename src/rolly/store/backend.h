@@ -24,10 +24,12 @@
 //
 // A status outside an operation's set, from a backend's own code, is reported as StorageFailed
 // naming it. Operations are counted from the call until the callback returns, so WaitUntilIdle can
-// wait for every one. A call that throws (an allocation failing on the calling thread) leaves
-// nothing counted, and its callback does not run after the throw. A callback that throws ends its
-// operation all the same; its exception goes on to the code that answered (for a backend that
-// answers at once, the caller).
+// wait for every one. A call that throws (an allocation failing on the calling thread, or a
+// backend's own code that throws) leaves nothing counted, and its callback does not run after the
+// throw. A callback that throws ends its operation all the same; its exception goes on to the code
+// that answered (for a backend that answers at once, the caller). The store, and the blocking
+// forms below, take a call that throws as one that answered StorageFailed: what a backend's call
+// throws never ends one of the store's threads nor reaches the game through the store.
 //
 // Thread rules: every call may be made from any thread. Callbacks run on the backend's own
 // threads (or the caller's, for a backend that completes at once): they must be quick and must not
@@ -163,7 +165,8 @@ class Backend {
   std::size_t in_flight_ = 0;
 };
 
-// Blocking forms of the operations, for tools and tests (never on the game thread).
+// Blocking forms of the operations, for tools and tests (never on the game thread). A call that
+// throws answers StorageFailed naming the exception, as if the backend had answered it.
 Status WriteNow(Backend& backend, const FileName& name, Bytes bytes);
 Status WriteNow(Backend& backend, const FileName& name, std::vector<Bytes> pieces);
 Result<Bytes> ReadNow(Backend& backend, const FileName& name);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <new>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -72,6 +73,7 @@ FaultRule FaultRule::ZeroRange(std::size_t offset, std::size_t size) {
 }
 FaultRule FaultRule::Delay(std::chrono::nanoseconds delay) { return Make(Late{delay}); }
 FaultRule FaultRule::AnswerElsewhere() { return Make(Elsewhere{}); }
+FaultRule FaultRule::Throw() { return Make(Raise{}); }
 
 FaultRule FaultRule::On(Op kind) const {
   FaultRule r = *this;
@@ -227,30 +229,38 @@ std::uint64_t FaultBackend::operations(std::optional<Op> kind) const {
 
 FaultBackend::Plan FaultBackend::Decide(Op kind) {
   Plan plan;
-  std::lock_guard lock(mutex_);
-  ++counts_[static_cast<int>(kind)];
-  for (auto& [id, entry] : rules_) {
-    const FaultRule& rule = entry.rule;
-    if (!rule.CanApplyTo(kind) || (rule.only && *rule.only != kind)) continue;
-    ++entry.seen;
-    const bool hit = entry.seen == rule.nth || (rule.from_then_on && entry.seen >= rule.nth);
-    if (!hit) continue;
-    ++entry.hits;
-    const FaultRule::Fault& f = rule.fault;
-    if (const auto* fail = std::get_if<FaultRule::FailWith>(&f)) {
-      if (!plan.fail) plan.fail = fail->status;
-    } else if (std::holds_alternative<FaultRule::Lose>(f)) {
-      plan.lose = true;
-    } else if (const auto* cut = std::get_if<FaultRule::Cut>(&f)) {
-      plan.cut = std::min(plan.cut.value_or(cut->keep_bytes), cut->keep_bytes);
-    } else if (const auto* late = std::get_if<FaultRule::Late>(&f)) {
-      plan.delay += late->delay;
-    } else if (std::holds_alternative<FaultRule::Elsewhere>(f)) {
-      plan.elsewhere = true;
-    } else {
-      plan.damage.push_back(f);
+  bool raise = false;
+  {
+    std::lock_guard lock(mutex_);
+    ++counts_[static_cast<int>(kind)];
+    for (auto& [id, entry] : rules_) {
+      const FaultRule& rule = entry.rule;
+      if (!rule.CanApplyTo(kind) || (rule.only && *rule.only != kind)) continue;
+      ++entry.seen;
+      const bool hit = entry.seen == rule.nth || (rule.from_then_on && entry.seen >= rule.nth);
+      if (!hit) continue;
+      ++entry.hits;
+      const FaultRule::Fault& f = rule.fault;
+      if (const auto* fail = std::get_if<FaultRule::FailWith>(&f)) {
+        if (!plan.fail) plan.fail = fail->status;
+      } else if (std::holds_alternative<FaultRule::Lose>(f)) {
+        plan.lose = true;
+      } else if (const auto* cut = std::get_if<FaultRule::Cut>(&f)) {
+        plan.cut = std::min(plan.cut.value_or(cut->keep_bytes), cut->keep_bytes);
+      } else if (const auto* late = std::get_if<FaultRule::Late>(&f)) {
+        plan.delay += late->delay;
+      } else if (std::holds_alternative<FaultRule::Elsewhere>(f)) {
+        plan.elsewhere = true;
+      } else if (std::holds_alternative<FaultRule::Raise>(f)) {
+        raise = true;
+      } else {
+        plan.damage.push_back(f);
+      }
     }
   }
+  // Out of the Start function, as an allocation failing in a backend: Backend's wrappers end the
+  // operation and hand the exception to the caller.
+  if (raise) throw std::bad_alloc();
   return plan;
 }
 
@@ -263,7 +273,30 @@ void FaultBackend::Deliver(const Plan& plan, std::function<void()> answer) {
 }
 
 void FaultBackend::StartWrite(const FileName& name, Bytes bytes, StatusCallback done) {
+  WriteAsPlanned(Decide(Op::kWrite), name, std::move(bytes), std::move(done));
+}
+
+void FaultBackend::StartWriteLateFront(const FileName& name, std::shared_ptr<LateFront> front,
+                                       std::vector<Bytes> rest, StatusCallback done) {
   Plan plan = Decide(Op::kWrite);
+  // The rest as Backend's default: the pieces joined once the front is set, on the thread that
+  // sets it, which has no caller to take an exception: a failure to start answers instead.
+  auto answer = std::make_shared<StatusCallback>(std::move(done));
+  front->WhenSet(
+      [this, plan = std::move(plan), name, rest = std::move(rest), answer](Bytes bytes) mutable {
+        try {
+          for (const Bytes& piece : rest) bytes.insert(bytes.end(), piece.begin(), piece.end());
+          rest.clear();
+          WriteAsPlanned(std::move(plan), name, std::move(bytes),
+                         [answer](Status s) { (*answer)(std::move(s)); });
+        } catch (...) {
+          (*answer)(StorageFailedError("the write could not start (out of memory)"));
+        }
+      });
+}
+
+void FaultBackend::WriteAsPlanned(Plan plan, const FileName& name, Bytes bytes,
+                                  StatusCallback done) {
   if (plan.fail) {
     Deliver(plan, [done = std::move(done), s = *plan.fail] { done(s); });
     return;

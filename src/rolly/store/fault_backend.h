@@ -34,12 +34,20 @@
 //                     backend gave it, from the FaultBackend's own thread.
 //   AnswerElsewhere() any operation. The answer is delivered from the FaultBackend's own thread
 //                     instead of the thread the wrapped backend answered on.
+//   Throw()           any operation. The call throws std::bad_alloc on the calling thread, as
+//                     when an allocation fails inside a backend or a game's backend throws, and
+//                     nothing reaches the wrapped backend. Backend's wrappers end the operation
+//                     and hand the exception on to the caller; the callback never runs
+//                     (backend.h). A write with a late front throws when it is asked, not when
+//                     its front is set.
 //
-// When several rules hit one operation, all of them apply: the first Fail added wins and nothing
-// else matters; otherwise a LoseWrite wins over the damage; the smallest cut applies; damage rules
-// apply in the order added; delays add up.
+// When several rules hit one operation, all of them apply: a Throw wins over everything; then the
+// first Fail added wins and nothing else matters; otherwise a LoseWrite wins over the damage; the
+// smallest cut applies; damage rules apply in the order added; delays add up.
 //
-// Every callback still runs exactly once, and WaitUntilIdle waits for delayed answers too.
+// Every callback still runs exactly once (never, after a Throw), and WaitUntilIdle waits for
+// delayed answers too. Every operation, a write with a late front too, is counted and matched
+// against the rules when it is asked.
 //
 // Thread rules: any thread may call, and may add or remove rules while operations run (a rule
 // added during an operation applies from the next one). Answers without Delay or AnswerElsewhere
@@ -60,6 +68,7 @@
 #include <optional>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "rolly/store/backend.h"
 
@@ -111,7 +120,8 @@ struct FaultRule {
     std::chrono::nanoseconds delay{0};
   };
   struct Elsewhere {};
-  using Fault = std::variant<FailWith, Lose, Cut, Flip, Zero, Late, Elsewhere>;
+  struct Raise {};
+  using Fault = std::variant<FailWith, Lose, Cut, Flip, Zero, Late, Elsewhere, Raise>;
 
   static FaultRule Fail(Status status);
   static FaultRule LoseWrite();
@@ -120,6 +130,7 @@ struct FaultRule {
   static FaultRule ZeroRange(std::size_t offset, std::size_t size);
   static FaultRule Delay(std::chrono::nanoseconds delay);
   static FaultRule AnswerElsewhere();
+  static FaultRule Throw();
 
   // Copies of this rule watching only `kind`, hitting the `n`-th (from 1), or from then on.
   FaultRule On(Op kind) const;
@@ -159,6 +170,10 @@ class FaultBackend : public BackendWrapper {
   void StartExists(const FileName& name, ExistsCallback done) override;
   void StartDelete(const FileName& name, StatusCallback done) override;
   void StartList(ListCallback done) override;
+  // Decides when the write is asked, so that a Throw reaches the caller (the thread that sets the
+  // front has none to take it), then writes as Backend's default does once the front is set.
+  void StartWriteLateFront(const FileName& name, std::shared_ptr<LateFront> front,
+                           std::vector<Bytes> rest, StatusCallback done) override;
 
  private:
   struct Plan;
@@ -169,8 +184,11 @@ class FaultBackend : public BackendWrapper {
     std::uint64_t hits = 0;
   };
 
-  // Counts the operation against every rule and gathers what the hitting ones do.
+  // Counts the operation against every rule and gathers what the hitting ones do. Throws
+  // std::bad_alloc when a Throw rule hits it.
   Plan Decide(Op kind);
+  // A write, as `plan` says.
+  void WriteAsPlanned(Plan plan, const FileName& name, Bytes bytes, StatusCallback done);
   // Runs `answer` now, or later on the courier's thread, as the plan says.
   void Deliver(const Plan& plan, std::function<void()> answer);
 

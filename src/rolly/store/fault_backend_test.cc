@@ -8,6 +8,8 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <memory>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -258,6 +260,68 @@ TEST_F(FaultBackendTest, WrapsAnAsynchronousBackend) {
   for (int i = 0; i < 10; ++i) fault.Exists(Slot("s"), [&](Result<bool>) { ++answers; });
   fault.WaitUntilIdle();
   EXPECT_EQ(answers.load(), 10);
+}
+
+// Throw makes the call itself throw, as an allocation failing inside a backend: the exception
+// reaches the caller, the callback never runs, nothing stays counted, and nothing reached the
+// wrapped backend. The blocking forms answer StorageFailed instead.
+TEST_F(FaultBackendTest, ThrowMakesTheCallThrowAndTheBlockingFormsFail) {
+  ASSERT_OK(WriteNow(memory_, Slot("s"), BytesOf("old")));
+  std::atomic<int> answered{0};
+  const auto count = [&answered](auto) { ++answered; };
+  for (Op kind : kAllOps) {
+    SCOPED_TRACE(OpName(kind));
+    const auto id = fault_.Add(FaultRule::Throw().On(kind).Nth(1));
+    const auto call = [&] {
+      switch (kind) {
+        case Op::kWrite:
+          return fault_.Write(Slot("s"), BytesOf("new"), count);
+        case Op::kRead:
+          return fault_.Read(Slot("s"), count);
+        case Op::kExists:
+          return fault_.Exists(Slot("s"), count);
+        case Op::kDelete:
+          return fault_.Delete(Slot("s"), count);
+        case Op::kList:
+          return fault_.List(count);
+      }
+    };
+    EXPECT_THROW(call(), std::bad_alloc);
+    EXPECT_EQ(fault_.hits(id), 1u);
+    EXPECT_EQ(fault_.in_flight(), 0u);
+    fault_.Remove(id);
+    fault_.Add(FaultRule::Throw().On(kind).Nth(1));
+    const Status blocking = Run(kind);
+    EXPECT_THAT(blocking, StatusIs(StatusCode::kStorageFailed));
+    EXPECT_THAT(blocking.message(), HasSubstr("threw"));
+    EXPECT_OK(Run(kind == Op::kWrite || kind == Op::kDelete ? Op::kExists : kind));
+  }
+  EXPECT_EQ(answered.load(), 0);
+  EXPECT_EQ(memory_.Peek(Slot("s")), BytesOf("old"));
+}
+
+// A write with a late front is matched against the rules when it is asked, as every other
+// operation: a Throw reaches the caller, not the thread that sets the front (which has no
+// caller to take it), and a rule added between the ask and the front does not apply to it.
+TEST_F(FaultBackendTest, AWriteWithALateFrontIsDecidedWhenAsked) {
+  auto front = std::make_shared<LateFront>(2);
+  std::atomic<int> answered{0};
+  fault_.Add(FaultRule::Throw().On(Op::kWrite));
+  EXPECT_THROW(fault_.Write(Slot("s"), front, {BytesOf("cd")}, [&](Status) { ++answered; }),
+               std::bad_alloc);
+  front->Set(BytesOf("ab"));  // the writer sets it whatever the call did
+  EXPECT_EQ(fault_.in_flight(), 0u);
+  EXPECT_EQ(answered.load(), 0);
+  EXPECT_EQ(memory_.Peek(Slot("s")), std::nullopt);
+
+  front = std::make_shared<LateFront>(2);
+  std::promise<Status> written;
+  fault_.Write(Slot("s"), front, {BytesOf("cd")}, [&](Status s) { written.set_value(s); });
+  fault_.Add(FaultRule::Fail(StorageFailedError("added late")).On(Op::kWrite));
+  front->Set(BytesOf("ab"));
+  EXPECT_OK(written.get_future().get());
+  EXPECT_EQ(memory_.Peek(Slot("s")), BytesOf("abcd"));
+  EXPECT_EQ(fault_.operations(Op::kWrite), 2u);
 }
 
 }  // namespace

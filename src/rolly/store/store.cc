@@ -28,6 +28,7 @@
 
 #include "rolly/store/internal/file_queue.h"
 #include "rolly/store/internal/slot_index_codec.h"
+#include "rolly/store/internal/thrown_call.h"
 
 namespace rolly::store {
 using store_internal::FileQueue;
@@ -102,6 +103,43 @@ template <typename T>
 T& StateOf(FileQueue& queue) {
   if (!queue.state()) queue.state() = std::make_shared<T>();
   return *static_cast<T*>(queue.state().get());
+}
+
+// Makes a backend call that must answer whatever happens: the store calls from workers and
+// backend threads, where an exception has no caller to reach and ends the process, and an
+// operation left unanswered would hold its queue, every flush and the store's closing for ever.
+// `call` hands the backend the callback it is given. `answer` runs once: with the backend's
+// answer, or, when the call throws before the backend answered (std::bad_alloc inside the
+// backend, or a game's backend that throws), here with StorageFailed, as a failed call. False
+// when the call threw. A backend that answers at once runs `answer` inside the call: what
+// `answer` throws then is the store's own failure, not the backend's, and goes on.
+template <typename T, typename Call>
+bool CallBackend(Call call, std::function<void(T)> answer) {
+  struct Once {
+    std::function<void(T)> answer;
+    std::atomic<bool> claimed{false};
+    std::atomic<std::thread::id> answer_threw_on{};
+  };
+  auto once = std::make_shared<Once>();
+  once->answer = std::move(answer);
+  try {
+    call(std::function<void(T)>([once](T value) {
+      if (once->claimed.exchange(true)) return;
+      try {
+        once->answer(std::move(value));
+      } catch (...) {
+        once->answer_threw_on.store(std::this_thread::get_id());
+        throw;
+      }
+    }));
+    return true;
+  } catch (...) {
+    if (once->answer_threw_on.load() == std::this_thread::get_id()) throw;
+    Status threw = store_internal::ThrownCallStatus();
+    // Already claimed: the backend answered before it threw, and that answer stands.
+    if (!once->claimed.exchange(true)) once->answer(T(std::move(threw)));
+    return false;
+  }
 }
 
 // A copy read and checked: what it is, and its bytes and header when valid.
@@ -466,20 +504,26 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     const std::vector<ByteView> rest(pieces.begin(), pieces.end());
     auto front = std::make_shared<LateFront>(first.size());
     auto self = shared_from_this();
-    backend_.Write(target_name, front, std::move(pieces),
-                   [self, job, plan = *std::move(plan), done = std::move(done),
-                    finished = std::move(finished)](Status written) mutable {
-                     bool index_write = false;
-                     Result<SaveInfo> info =
-                         self->FinishSave(*job, std::move(plan), written, &index_write);
-                     // The reply first: the index write's layout, which may run right here,
-                     // need not hold it up. The change is noted and the write counted already,
-                     // so a listing or a flush asked from the callback sees both.
-                     self->Reply(std::move(done), std::move(info));
-                     if (index_write) self->EnqueueIndexWrite();
-                     self->Finish(finished);
-                   });
-    format::SealFilePieces(first, rest, laid_out.late_checksums);
+    const bool asked = CallBackend<Status>(
+        [&](StatusCallback answer) {
+          backend_.Write(target_name, front, std::move(pieces), std::move(answer));
+        },
+        [self, job, plan = *std::move(plan), done = std::move(done),
+         finished = std::move(finished)](Status written) mutable {
+          bool index_write = false;
+          Result<SaveInfo> info = self->FinishSave(*job, std::move(plan), written, &index_write);
+          // The reply first: the index write's layout, which may run right here, need not hold
+          // it up. The change is noted and the write counted already, so a listing or a flush
+          // asked from the callback sees both.
+          self->Reply(std::move(done), std::move(info));
+          if (index_write) self->EnqueueIndexWrite();
+          self->Finish(finished);
+        });
+    // A write that threw has failed already, as any failed write. The backend may have let go of
+    // the chunks' bytes, so the file is not sealed; it may also still wait for the front on a
+    // thread of its own, so the front is set all the same, unsealed: whatever such a backend
+    // writes with it fails its checksums.
+    if (asked) format::SealFilePieces(first, rest, laid_out.late_checksums);
     front->Set(std::move(first));
   }
 
@@ -736,16 +780,27 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
           return;
         }
         const int n = static_cast<int>(*newest);
-        self->backend_.ReadPrefix(n == 0 ? a : a.Other(), kMaxReadBytes,
-                                  [pending, complete, n](Result<Bytes> whole) {
-                                    pending->reads.bytes[n].emplace(std::move(whole));
-                                    pending->reads.whole[n] = true;
-                                    complete();
-                                  });
+        // On the backend's thread: a call that throws answers StorageFailed (CallBackend).
+        CallBackend<Result<Bytes>>(
+            [&](BytesCallback answer) {
+              self->backend_.ReadPrefix(n == 0 ? a : a.Other(), kMaxReadBytes, std::move(answer));
+            },
+            [pending, complete, n](Result<Bytes> whole) {
+              pending->reads.bytes[n].emplace(std::move(whole));
+              pending->reads.whole[n] = true;
+              complete();
+            });
       };
     };
-    backend_.ReadPrefix(a, kIndexHeadBytes, head(0));
-    backend_.ReadPrefix(a.Other(), kIndexHeadBytes, head(1));
+    // The turn may run on a worker or a backend's thread (the operation before it moved the
+    // queue on): a read whose call throws answers StorageFailed, as one that failed.
+    for (int i = 0; i < 2; ++i) {
+      CallBackend<Result<Bytes>>(
+          [&](BytesCallback answer) {
+            backend_.ReadPrefix(i == 0 ? a : a.Other(), kIndexHeadBytes, std::move(answer));
+          },
+          head(i));
+    }
   }
 
   // The index as it stands, changes applied, as a SlotList (index queue only). `reads`: both index
@@ -943,11 +998,18 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
         wait.cv.notify_one();
       };
     };
-    backend_.ReadPrefix(first, kMaxReadBytes, reader(0));
+    // A read whose call throws answers StorageFailed (CallBackend), so both always answer.
+    const auto read = [this](const FileName& name) {
+      return [this, &name](BytesCallback answer) {
+        backend_.ReadPrefix(name, kMaxReadBytes, std::move(answer));
+      };
+    };
+    CallBackend<Result<Bytes>>(read(first), reader(0));
     try {
-      backend_.ReadPrefix(second, kMaxReadBytes, reader(1));
+      CallBackend<Result<Bytes>>(read(second), reader(1));
     } catch (...) {
-      // The first read's callback refers to this frame: it answers before the frame is gone.
+      // The second read could not be asked (an allocation of the store's own failed). The first
+      // read's callback refers to this frame: it answers before the frame is gone.
       std::unique_lock lock(wait.mutex);
       wait.cv.wait(lock, [&wait] { return wait.left == 1; });
       throw;
@@ -1050,8 +1112,13 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     const FileName a = *FileName::ForIndex(options_.prefix, Copy::kA);
     const std::uint64_t size = bytes->size();
     auto self = shared_from_this();
-    backend_.Write(
-        target == Copy::kA ? a : a.Other(), std::move(bytes).value(),
+    // A write that throws answers StorageFailed: the target copy stays damaged, as after any
+    // failed write, and the next index write goes to it again.
+    CallBackend<Status>(
+        [&](StatusCallback answer) {
+          backend_.Write(target == Copy::kA ? a : a.Other(), std::move(bytes).value(),
+                         std::move(answer));
+        },
         [self, target, sequence, size, finished = std::move(finished)](Status written) mutable {
           if (written.ok()) {
             IndexState& index = self->Index();

@@ -23,6 +23,12 @@
 // for it, and the slot's other requests run as asked. (A save whose chunks could not be handed
 // to a worker after it was queued calls back Cancelled instead.)
 //
+// A backend call that throws (std::bad_alloc inside the backend, or a game's backend that throws;
+// the store calls it on workers and backend threads) is taken as one that answered StorageFailed,
+// naming the exception: the operation calls back with that status, as for any failed call. A save
+// whose write threw counts its copy as unknown, as after any failed write (read again before the
+// next save), and the other copy, the last good save, is untouched.
+//
 // The slot index. Each prefix keeps a small index file (itself in two copies) with every slot's
 // header fields, written through the same queues after each save and delete, so a slot list never
 // reads whole saves. A missing or damaged index is rebuilt from the saves' headers. The index is a
@@ -224,9 +230,9 @@ class Store {
   // slot's turn. `done` gets the SaveInfo once the backend reports the bytes durable, or:
   //   InvalidInput   the slot name or the file breaks a rule (docs/format.md, FileName);
   //   NoSpace, StorageFailed, SignedOut, Changed   the backend's answer; the other copy is intact.
-  //                  StorageFailed and SignedOut also when a copy could not be read to choose
-  //                  the copy to write (nothing is written then: the unread copy may hold the
-  //                  newest save);
+  //                  StorageFailed also when the backend's call threw. StorageFailed and
+  //                  SignedOut also when a copy could not be read to choose the copy to write
+  //                  (nothing is written then: the unread copy may hold the newest save);
   //   NewerVersion   both copies hold saves of a newer version (nothing is written).
   void Save(std::string_view slot, format::File file, SaveCallback done);
   // As Save of a File, but the file is made by `make`, once, on a worker, right before its chunks

@@ -1524,6 +1524,160 @@ TEST_F(StoreTest, StoreWithoutIndexWritesNothingAtAll) {
   EXPECT_EQ(Snapshot(backend), before);
 }
 
+// --- A backend call that throws -----------------------------------------------------------------
+
+// A save whose write call throws (std::bad_alloc from the backend, as from an allocation inside it
+// or a game's backend that throws) fails as a failed write: StorageFailed naming it, the copy it
+// was writing read again before the next save, the last good save intact, nothing left running.
+// Regression: the exception left the worker's task and ended the process.
+TEST_F(StoreTest, ASaveWhoseWriteThrowsFailsAsAFailedWrite) {
+  MemoryBackend memory;
+  FaultBackend backend(&memory);
+  Store store(backend, workers_, mailbox_);
+  ASSERT_OK(Save(store, "s", MakeFile("first")).status());  // a, 1
+
+  const auto rule = backend.Add(FaultRule::Throw().On(Op::kWrite));
+  const Result<SaveInfo> failed = Save(store, "s", MakeFile("second"));
+  EXPECT_THAT(failed, StatusIs(StatusCode::kStorageFailed));
+  EXPECT_THAT(failed.status().message(), HasSubstr("threw"));
+  EXPECT_EQ(backend.hits(rule), 1u);
+  EXPECT_EQ(store.pending(), 0u);
+  EXPECT_FALSE(memory.Peek(SlotFile("s", Copy::kB)).has_value());
+
+  // The copy is unknown, as after any failed write: the next save reads both copies first.
+  const std::uint64_t reads = backend.operations(Op::kRead);
+  ASSERT_OK_AND_ASSIGN(const SaveInfo info, Save(store, "s", MakeFile("third")));
+  EXPECT_EQ(backend.operations(Op::kRead), reads + 2);
+  EXPECT_EQ(info.copy, Copy::kB);
+  EXPECT_EQ(info.sequence, 2u);
+  ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(store, "s"));
+  EXPECT_EQ(loaded.file.header.title, "third");
+  EXPECT_EQ(loaded.other_state, CopyState::kValid);
+  ASSERT_OK_AND_ASSIGN(const LoadResult older, LoadCopy(store, "s", Copy::kA));
+  EXPECT_EQ(older.file.header.title, "first");
+}
+
+// An index write whose call throws ends as a failed index write: the save it follows answers Ok,
+// flushes end, the store's listing holds the change, and the next save writes the index. It
+// throws on a worker first (nothing of the index known yet), then on the backend's own thread,
+// right after the save's write answered there (the index known and small).
+// Regression: the exception ended the process (or, on a backend that answers at once, left the
+// index's queue and the store's closing waiting for ever).
+TEST_F(StoreTest, AnIndexWriteThatThrowsEndsAndTheNextSaveWritesTheIndex) {
+  MemoryBackend memory;
+  FaultBackend backend(&memory);
+  backend.Add(FaultRule::AnswerElsewhere().FromThenOn());
+  Store store(backend, workers_, mailbox_);
+  for (std::uint32_t round = 1; round <= 2; ++round) {
+    SCOPED_TRACE(round);
+    // The save's write goes through; its index write, the next write, throws.
+    const auto rule = backend.Add(FaultRule::Throw().On(Op::kWrite).Nth(2));
+    ASSERT_OK_AND_ASSIGN(const SaveInfo info,
+                         Save(store, "s", MakeFile("round " + std::to_string(round))));
+    EXPECT_EQ(info.sequence, round);
+    EXPECT_EQ(backend.hits(rule), 1u);
+    EXPECT_EQ(store.pending(), 0u);
+    backend.Remove(rule);
+  }
+  EXPECT_FALSE(memory.Peek(IndexFile(Copy::kA)).has_value());
+  EXPECT_FALSE(memory.Peek(IndexFile(Copy::kB)).has_value());
+  ASSERT_OK_AND_ASSIGN(const SlotList listed, List(store));
+  ASSERT_NE(listed.Find("s"), nullptr);
+  EXPECT_EQ(listed.Find("s")->sequence, 2u);
+
+  ASSERT_OK(Save(store, "s", MakeFile("three")).status());
+  Store reader(memory, workers_, mailbox_);
+  ASSERT_OK_AND_ASSIGN(const SlotList on_disk, List(reader));
+  ASSERT_NE(on_disk.Find("s"), nullptr);
+  EXPECT_EQ(on_disk.Find("s")->sequence, 3u);
+  EXPECT_EQ(on_disk.Find("s")->title, "three");
+}
+
+// A read whose call throws fails as a read the backend answered StorageFailed, in every
+// operation that reads, on whichever thread it reads: each calls back what it does then, and the
+// store goes on. Regression: the exception left a worker's task and ended the process.
+TEST_F(StoreTest, AReadWhoseCallThrowsFailsAsAFailedRead) {
+  struct Case {
+    const char* name;
+    std::uint64_t nth;  // the read made to fail, counted from the request
+    std::function<Status(Store&)> ask;
+  };
+  const Case cases[] = {
+      {"a save reading the copies", 1,
+       [this](Store& s) { return Save(s, "s", MakeFile("three")).status(); }},
+      // A fresh store's first index write reads both index copies at once (then the index is
+      // known): the first, then the second of those reads fails.
+      {"an index write reading the index's copy a", 3,
+       [this](Store& s) { return Save(s, "s", MakeFile("three")).status(); }},
+      {"an index write reading the index's copy b", 4,
+       [this](Store& s) { return Save(s, "s", MakeFile("three")).status(); }},
+      {"a load", 2, [this](Store& s) { return Load(s, "s").status(); }},
+      {"a load of one copy", 1, [this](Store& s) { return LoadCopy(s, "s", Copy::kB).status(); }},
+      {"a header read", 1, [this](Store& s) { return NewestHeader(s, "s").status(); }},
+      {"a delete", 1, [this](Store& s) { return Delete(s, "s"); }},
+      {"a slot copy", 2, [this](Store& s) { return CopySlot(s, "s", "t").status(); }},
+      {"a listing", 1, [this](Store& s) { return List(s).status(); }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::optional<Status> as_failed;
+    for (const FaultRule& fault : {FaultRule::Fail(StorageFailedError("io")), FaultRule::Throw()}) {
+      MemoryBackend memory;
+      ASSERT_NO_FATAL_FAILURE(SaveEach(memory, "s", {"one", "two"}));
+      FaultBackend backend(&memory);
+      Store store(backend, workers_, mailbox_);
+      const auto rule = backend.Add(fault.On(Op::kRead).Nth(c.nth));
+      const Status got = c.ask(store);
+      EXPECT_EQ(backend.hits(rule), 1u);
+      EXPECT_EQ(store.pending(), 0u);
+      if (!as_failed) {
+        as_failed = got;
+      } else {
+        EXPECT_EQ(got.code(), as_failed->code()) << got.ToString();
+        if (!got.ok()) {
+          EXPECT_THAT(got.message(), HasSubstr("threw"));
+        }
+      }
+      backend.Clear();
+      ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(store, "s"));
+      EXPECT_EQ(loaded.file.header.title, c.nth >= 3 ? "three" : "two");
+    }
+  }
+}
+
+// A listing reads the newest index copy whole from the backend's thread, once both copies'
+// first bytes are in. When that read's call throws there, the listing goes on as after a failed
+// read (here it rebuilds the index from the saves). Regression: the exception ended the process.
+TEST_F(StoreTest, AListingWhoseReadThrowsOnTheBackendsThreadFailsAsAFailedRead) {
+  MemoryBackend memory;
+  {
+    Store store(memory, workers_, mailbox_);
+    format::File file = MakeFile("one");
+    file.header.metadata = Bytes(kMaxListedMetadataSize, 7);  // an index past its first bytes
+    ASSERT_OK(Save(store, "s", std::move(file)).status());
+  }
+  ASSERT_GT(memory.Peek(IndexFile(Copy::kA))->size(), 4096u);
+  std::optional<Status> as_failed;
+  for (const FaultRule& fault : {FaultRule::Fail(StorageFailedError("io")), FaultRule::Throw()}) {
+    FaultBackend backend(&memory);
+    backend.Add(FaultRule::AnswerElsewhere().FromThenOn());
+    // Reads 1 and 2 are the copies' first bytes; read 3 the newest copy whole.
+    const auto rule = backend.Add(fault.On(Op::kRead).Nth(3));
+    Store store(backend, workers_, mailbox_);
+    const Result<SlotList> listed = List(store);
+    EXPECT_EQ(backend.hits(rule), 1u);
+    EXPECT_EQ(store.pending(), 0u);
+    if (!as_failed) {
+      as_failed = listed.status();
+    } else {
+      EXPECT_EQ(listed.status().code(), as_failed->code()) << listed.status().ToString();
+    }
+    ASSERT_OK(listed.status());
+    ASSERT_NE(listed->Find("s"), nullptr);
+    EXPECT_EQ(listed->Find("s")->title, "one");
+  }
+}
+
 // --- Destruction ----------------------------------------------------------------------------------
 
 TEST_F(StoreTest, DestroyingAStoreWaitsForItsOperationsAndRunsNoCallbackAfterwards) {
