@@ -1583,6 +1583,7 @@ class World::Applier {
       if (!last.id.is_none()) last.view = view;
       take_components();
     };
+    const std::size_t spawns_before = spawns_.size();
     host_.FindActors(ids, [&](std::size_t k, const ActorView* view) {
       if (k != answered || answered >= ids.size()) {
         ++ignored;
@@ -1597,6 +1598,9 @@ class World::Applier {
               "not there");
     }
     while (answered < ids.size()) take_actor(nullptr);
+    // The set of the actors spawned again, made in one go once their number is known.
+    spawning_.Reserve(spawning_.size() + spawns_.size() - spawns_before);
+    for (std::size_t k = spawns_before; k < spawns_.size(); ++k) spawning_.Insert(spawns_[k].id);
     // The components listed stay valid only while nothing changes.
     listed_for_ = Guid();
     // Components of actors there now, in record order, those matched already and the others
@@ -1661,7 +1665,6 @@ class World::Applier {
       ++report_->kept;
       return;
     }
-    spawning_.Insert(subject);
     spawns_.push_back({&c, i, subject, cls, *level_at, PlacementOf(a)});
   }
 
