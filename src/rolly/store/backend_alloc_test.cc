@@ -10,6 +10,9 @@
 //
 // The program replaces the global operator new (core/failing_allocation.h), counting allocations
 // per thread; only the test's thread is ever made to fail.
+//
+// Also here: a callback that throws std::bad_alloc (an allocation failing in it) still ends its
+// operation, so the count comes back to none all the same.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -76,11 +79,16 @@ struct Args {
   std::vector<Bytes> pieces = {Bytes(100, 1), Bytes(200, 2)};
   std::shared_ptr<LateFront> front = std::make_shared<LateFront>(8);
   std::vector<Bytes> rest = {Bytes(200, 2)};
-  // The call's callback: counts into `answered` (no allocation of its own).
+  // The call's callback: counts into `answered` (no allocation of its own), then throws when
+  // `throws` is set.
   std::atomic<int> answered = 0;
+  bool throws = false;
   template <typename T>
   std::function<void(T)> Done() {
-    return [this](T) { ++answered; };
+    return [this](T) {
+      ++answered;
+      if (throws) throw std::bad_alloc();
+    };
   }
 };
 
@@ -188,6 +196,50 @@ TEST_P(BackendAllocationTest, AWriteWhoseLateStartFailsAnswersOnce) {
     }
   }
   EXPECT_TRUE(went_through);
+}
+
+// A callback that throws ends its operation all the same (backend.h). The memory backend answers
+// on the caller's thread, so the exception comes back out of the call, where the test sees it; a
+// write with a late front answers on the thread that sets the front, which takes the exception
+// and answers StorageFailed to a callback that already ran (nothing). (The folder backend answers
+// on its I/O thread, where a throw would end the process: nothing a test could watch.) Either way
+// the count comes back to none, so WaitUntilIdle and the destructor return, and the backend still
+// works.
+TEST(BackendCallbackTest, ACallbackThatThrowsStillEndsItsOperation) {
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.name);
+    const bool late_front = std::string_view(c.name) == "Write with a late front";
+    auto backend = std::make_unique<MemoryBackend>();
+    Args args;
+    ASSERT_THAT(WriteNow(*backend, args.kept, Bytes(100, 7)), IsOk());
+    args.throws = true;
+    bool threw = false;
+    try {
+      c.call(*backend, args);
+    } catch (const std::bad_alloc&) {
+      threw = true;
+    }
+    bool set_threw = false;
+    try {
+      args.front->Set(Bytes(8, 3));  // nothing waits for it but the late front's write
+    } catch (...) {
+      set_threw = true;
+    }
+    EXPECT_EQ(threw, !late_front) << "the callback's exception did not come back to the caller";
+    EXPECT_FALSE(set_threw) << "an exception left the thread that set the front";
+    EXPECT_EQ(args.answered.load(), 1);
+    if (!Idles(*backend)) {
+      // Its destructor would wait for ever: the backend is let go of, not destroyed.
+      static_cast<void>(backend.release());
+      FAIL() << "the operation stays counted after its callback threw";
+    }
+    backend->WaitUntilIdle();  // returns at once: nothing is counted
+    // The backend still works.
+    ASSERT_THAT(WriteNow(*backend, args.other, Bytes(5, 9)), IsOk());
+    Result<Bytes> read = ReadNow(*backend, args.kept);
+    ASSERT_THAT(read.status(), IsOk());
+    EXPECT_EQ(*read, Bytes(100, 7));
+  }  // the backend closes
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, BackendAllocationTest,
