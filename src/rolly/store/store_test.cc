@@ -19,6 +19,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <random>
 #include <string>
@@ -108,6 +109,49 @@ class CountingBackend : public BackendWrapper {
   std::atomic<int> slot_reads_{0};
   std::atomic<int> index_reads_{0};
   std::atomic<int> writes_{0};
+};
+
+// Holds the first index read it is asked for until AnswerHeld, and throws std::bad_alloc (an
+// allocation failing in the call) from the index read asked for next, once: the store reading
+// both index copies at once, whose second call fails while the first read is still out.
+class HeldThenThrowingIndexReads : public BackendWrapper {
+ public:
+  using BackendWrapper::BackendWrapper;
+
+  bool threw() const { return threw_.load(); }
+  // Passes the held read on to the wrapped backend, which answers it on this thread.
+  void AnswerHeld() {
+    std::optional<Held> held;
+    {
+      std::lock_guard lock(mutex_);
+      held.swap(held_);
+    }
+    if (held) BackendWrapper::StartRead(held->name, held->max_bytes, std::move(held->done));
+  }
+
+ protected:
+  void StartRead(const FileName& name, std::size_t max_bytes, BytesCallback done) override {
+    if (name.kind() == FileKind::kIndex && !threw_.load()) {
+      std::lock_guard lock(mutex_);
+      if (!held_) {
+        held_.emplace(Held{name, max_bytes, std::move(done)});
+        return;
+      }
+      threw_.store(true);
+      throw std::bad_alloc();
+    }
+    BackendWrapper::StartRead(name, max_bytes, std::move(done));
+  }
+
+ private:
+  struct Held {
+    FileName name;
+    std::size_t max_bytes;
+    BytesCallback done;
+  };
+  std::mutex mutex_;
+  std::optional<Held> held_;
+  std::atomic<bool> threw_{false};
 };
 
 class StoreTest : public ::testing::Test {
@@ -1676,6 +1720,55 @@ TEST_F(StoreTest, AListingWhoseReadThrowsOnTheBackendsThreadFailsAsAFailedRead) 
     ASSERT_NE(listed->Find("s"), nullptr);
     EXPECT_EQ(listed->Find("s")->title, "one");
   }
+}
+
+// An index write on a fresh store reads both index copies at once (ReadBothNow), copy a then copy
+// b, with callbacks that refer to the reader's frame. When the call for copy b throws while copy
+// a's read is still out, copy b answers StorageFailed and the reader still waits for copy a, then
+// the index is rebuilt from the saves and written. Here copy a answers late, from another thread,
+// half a second after the throw (AReadWhoseCallThrowsFailsAsAFailedRead has it answered already):
+// a reader that went on without it would let the index write end first, and copy a's answer would
+// go into a frame that is gone (ASan: stack-use-after-return).
+TEST_F(StoreTest, AnIndexReadWhoseCallThrowsStillWaitsForTheOtherCopysLateRead) {
+  MemoryBackend memory;
+  // Let go of, not destroyed, when its held read cannot be answered (its destructor would wait).
+  auto backend = std::make_unique<HeldThenThrowingIndexReads>(&memory);
+  std::atomic<bool> flushed{false};
+  bool went_on = false;
+  std::thread answerer([&] {
+    while (!backend->threw() && !flushed.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (!backend->threw()) return;
+    // Time for a store that does not wait to end the index write (then the flush returns).
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+    while (!flushed.load() && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    went_on = flushed.load();
+    if (!went_on) backend->AnswerHeld();
+  });
+  Result<SaveInfo> saved = StorageFailedError("not saved");
+  {
+    Store store(*backend, workers_, mailbox_);
+    saved = Save(store, "slot", MakeFile("one"));  // its flush waits for the index write too
+    flushed.store(true);
+    answerer.join();
+  }
+  ASSERT_OK(saved.status());
+  ASSERT_TRUE(backend->threw()) << "the index was not read as two reads at once";
+  if (went_on) {
+    static_cast<void>(backend.release());
+    FAIL() << "the index write ended before copy a's read answered";
+  }
+  backend.reset();
+  // Copy a missing and copy b unread: the index was rebuilt from the save, and written.
+  EXPECT_TRUE(memory.Peek(IndexFile(Copy::kA)).has_value());
+  Store reader(memory, workers_, mailbox_);
+  ASSERT_OK_AND_ASSIGN(const SlotList slots, List(reader));
+  ASSERT_EQ(slots.size(), 1u);
+  EXPECT_EQ(slots[0].slot, "slot");
+  EXPECT_EQ(slots[0].title, "one");
 }
 
 // --- Destruction ----------------------------------------------------------------------------------
