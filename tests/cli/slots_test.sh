@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # `rolly slots DIR`: the slots of a folder from its index, text and JSON, a slot whose newest copy
-# is damaged, a folder without an index, and the usage errors.
+# is damaged, a folder without an index, metadata larger than a listing carries, and the usage
+# errors.
 #
-#   slots_test.sh ROLLY STORE_EXAMPLE     (STORE_EXAMPLE: examples/store_basics, saves 3 slots)
+#   slots_test.sh ROLLY STORE_EXAMPLE SAVE_SLOTS
+#     STORE_EXAMPLE: examples/store_basics, saves 3 slots
+#     SAVE_SLOTS: tests/cli/save_slots, saves slots with metadata of chosen sizes
 set -u
 ROLLY="$1"
 EXAMPLE="$2"
+SAVE_SLOTS="$3"
 . "$(dirname "$0")/lib.sh"
 
 saves="$WORK/saves"
@@ -64,6 +68,33 @@ run "$ROLLY" slots "$saves"
 expect_exit 1
 expect_match '^  "Slot 1": title "The Mill", Manual, .*sequence 1, '
 expect_line '    loads copy a (copy a valid, copy b damaged); recovered: the newest save is damaged, the older copy loads'
+
+# The index carries a slot's metadata up to 4,096 bytes (store::kMaxListedMetadataSize): past
+# that, the listing leaves it out and metadata_size is null; at it, the size. The same from a
+# rebuild without the index; --verify reads the size from the copy, whatever it is.
+meta="$WORK/meta"
+"$SAVE_SLOTS" "$meta" "At bound=4096" "Past bound=4097" >/dev/null ||
+  { echo "FAIL: save_slots could not save" >&2; exit 1; }
+# "NAME:SIZE" of each listed slot, from the JSON in $out (None for null).
+metadata_sizes() {
+  printf '%s\n' "$out" | python3 -c '
+import json, sys
+print(" ".join("%s:%s" % (s["name"], s["metadata_size"]) for s in json.load(sys.stdin)["slots"]))'
+}
+ls "$meta"/rolly.index.*.rsav >/dev/null 2>&1 || fail "save_slots wrote no slot index"
+run "$ROLLY" slots "$meta" --json
+expect_exit 0
+[ "$(metadata_sizes)" = "At bound:4096 Past bound:None" ] ||
+  fail "metadata sizes from the index: $(metadata_sizes)"
+rm -f "$meta"/rolly.index.*.rsav
+run "$ROLLY" slots "$meta" --json
+expect_exit 0
+[ "$(metadata_sizes)" = "At bound:4096 Past bound:None" ] ||
+  fail "metadata sizes from a rebuild: $(metadata_sizes)"
+run "$ROLLY" slots "$meta" --json --verify
+expect_exit 0
+[ "$(metadata_sizes)" = "At bound:4096 Past bound:4097" ] ||
+  fail "metadata sizes from the copies: $(metadata_sizes)"
 
 # Another prefix lists nothing; a bad prefix and a missing folder are usage errors.
 run "$ROLLY" slots "$saves" --prefix other
