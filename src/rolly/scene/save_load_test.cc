@@ -4111,6 +4111,57 @@ TEST_F(WaitingHookTest, ASetterThatRemovesItsOwnLevelLeavesTheRecordItReadsAlive
   EXPECT_EQ(kept[0]->value, 7);
 }
 
+// A load replaces the world's state: the records still waiting from an earlier load go, and the
+// new load's own records wait in their place. (Before, a second load keeping the map left the
+// first one's record waiting ahead of its own, and the plaque got the first one's text.) The
+// next save writes the second load's record.
+TEST_F(WaitingHookTest, ASecondLoadsWaitingRecordWinsOverTheFirsts) {
+  for (MapChoice map : {MapChoice::kKeepCurrentMap, MapChoice::kOpenSavedMap}) {
+    SCOPED_TRACE(map == MapChoice::kKeepCurrentMap ? "keeping the map" : "opening the map");
+    auto a = StreamedGame();
+    ASSERT_OK(AddPlaque(*a, kDoorId, "First", "old"));
+    ASSERT_OK(SaveNow(*a, "s1"));
+    static_cast<PlaqueComponent*>(a->scene.FindActor(G(kDoorId))->FindComponent(Name("First")))
+        ->text = "new";
+    ASSERT_OK(SaveNow(*a, "s2"));
+
+    auto b = StreamedGame();
+    ASSERT_OK_AND_ASSIGN(LoadOutcome first, LoadNow(*b, "s1", map));
+    ASSERT_EQ(first.report.waiting, 1u) << Lines(first.report.messages);
+    ASSERT_OK_AND_ASSIGN(LoadOutcome second, LoadNow(*b, "s2", map));
+    ASSERT_EQ(second.report.waiting, 1u) << Lines(second.report.messages);
+    ASSERT_OK(SaveNow(*b, "s3"));  // before the plaque is made: its record is kept
+    EXPECT_EQ(MakePlaque(*b, kDoorId, "First"), "new") << "the first load's record applied";
+
+    auto c = StreamedGame();
+    ASSERT_OK(LoadNow(*c, "s3"));
+    EXPECT_EQ(MakePlaque(*c, kDoorId, "First"), "new");
+  }
+}
+
+// A record waiting from a level's memory goes at a load too: the loaded save's record of the
+// component waits in its place. (Before, a load keeping the map left the memory's record waiting
+// ahead of the loaded one.)
+TEST_F(WaitingHookTest, ALoadDropsARecordWaitingFromLevelMemory) {
+  auto a = StreamedGame();
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  ASSERT_OK_AND_ASSIGN(Component * bag, a->scene.AddComponent(G(kCellarMoleId), Name("Backpack"),
+                                                              Name("InventoryComponent")));
+  static_cast<InventoryComponent*>(bag)->capacity = 10;
+  ASSERT_OK(SaveNow(*a, "s"));
+  static_cast<InventoryComponent*>(bag)->capacity = 44;
+  ASSERT_OK(a->scene.RemoveLevel(kCellar));
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  ASSERT_TRUE(reports.back().from_memory);
+  ASSERT_EQ(reports.back().apply.waiting, 1u) << Lines(reports.back().apply.messages);
+
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*a, "s", MapChoice::kKeepCurrentMap));
+  ASSERT_EQ(out.report.waiting, 1u) << Lines(out.report.messages);
+  ASSERT_OK_AND_ASSIGN(
+      bag, a->scene.AddComponent(G(kCellarMoleId), Name("Backpack"), Name("InventoryComponent")));
+  EXPECT_EQ(static_cast<InventoryComponent*>(bag)->capacity, 10) << "the memory's record applied";
+}
+
 // --- 10. Golden world fixtures --------------------------------------------------------------------
 
 fs::path FixturesDir() { return rolly::fixture_files::FixturesRoot(); }

@@ -1948,7 +1948,10 @@ std::unique_ptr<WorldCapture> World::BeginCapture(const record::CheckedPayload::
 Status World::Apply(std::shared_ptr<const LoadedGame> game, ApplyReport* report) {
   if (applying_) return BusyError("a load is setting values");
   if (game == nullptr) return InvalidInputError("no save to apply");
-  level_memory_.clear();  // the loaded save's state wins over what levels remembered
+  // The loaded save's state wins over what levels remembered, and over the records still waiting
+  // from an earlier load or a level's memory: its own records of those components wait instead.
+  level_memory_.clear();
+  waiting_.clear();
   ApplyReport local;
   if (report == nullptr) report = &local;
   applying_ = true;

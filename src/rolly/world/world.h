@@ -18,7 +18,7 @@
 // values; then transforms, owners and attachments; then the OnLoaded hooks, once. Placed actors
 // held destroyed are removed first. A record whose object is of another class is not applied
 // (ClassMismatch, reported). Component records whose component is not there wait until the host
-// reports the component created.
+// reports the component created; a later load drops them (its own records wait instead).
 //
 // Streamed levels and level memory (docs/world.md, "Streamed levels"): when the host reports a
 // level about to be removed, the World captures that level's part of the map as a save would (its
@@ -327,6 +327,8 @@ class World : public HostEvents {
 
   // Applies a checked save to the world as it is (the current map's actors get the values; a
   // save of another map applies its globals and players only). Busy while another apply runs.
+  // Drops level memory and the component records still waiting, from an earlier load or a level's
+  // memory: the loaded save's state replaces them.
   Status Apply(std::shared_ptr<const LoadedGame> game, ApplyReport* report);
   // For a load that opens the saved map: `game` applies when the host next reports the map's
   // actors initialized (before begin play); `starting` runs right before, `done` right after.
