@@ -182,6 +182,17 @@ const LoadedGame::Chunk* LoadedGame::Find(ChunkId id, std::string_view key) cons
 // ---------------------------------------------------------------------------------------------
 // Capture
 
+// A component record waiting for its component (made by an apply, read by a capture's Gather).
+struct World::WaitingComponent {
+  std::shared_ptr<const LoadedGame> game;
+  const LoadedGame::Chunk* chunk = nullptr;
+  std::size_t record = 0;
+  Guid actor;
+  // The component's name in the chunk's bytes, which `game` keeps: not interned, since a file
+  // may hold any number of names the game never makes.
+  std::string_view name;
+};
+
 // One subject to capture. Its world sections (ACTR, COMP, GLBL, PLYR) are encoded when the
 // subject is listed, into the capture's one section buffer, so listing 100,000 actors makes no
 // allocation per subject.
@@ -574,6 +585,12 @@ void WorldCapture::Gather(const record::CheckedPayload::Post& post) {
   // A level's capture (only_level_) takes that level's actors alone, and sizes nothing by a save's.
   const bool whole = only_level_.is_none();
   const World::CaptureHint hint = whole ? world_.capture_hint_ : World::CaptureHint{};
+  // Taken as the subjects are listed: a component made after that (by a pre-save hook, say) is
+  // not in this save, so the record it took must be.
+  waiting_.reserve(world_.waiting_.size());
+  for (const auto& w : world_.waiting_) {
+    waiting_.push_back({w->game, w->chunk, w->record, w->actor});
+  }
   auto add_chunk = [&](ChunkId id, std::string key) {
     auto c = std::make_unique<ChunkState>();
     c->id = id;
@@ -968,6 +985,8 @@ struct CapturedWorld::Rep {
   std::shared_ptr<const LoadedGame> held;
   std::vector<std::pair<Name, std::shared_ptr<const LoadedGame>>> memory;
   std::vector<Name> levels;
+  // The capture's (WorldCapture::waiting_).
+  std::vector<WorldCapture::Waiting> waiting;
   // A level's capture (World::RememberLevel); none: a save.
   Name only_level;
 
@@ -981,6 +1000,8 @@ struct CapturedWorld::Rep {
   Status WriteCopies();
   // Writes level memory's records into the world chunk (a save's only); notes the actors in them.
   Status KeepRemembered(GuidSet& captured, GuidSet* remembered_actors);
+  // Writes the records that waited for a component not captured, of an actor captured.
+  Status KeepWaiting(GuidSet& captured);
   Result<std::vector<WorldChunk>> Make();
 };
 
@@ -1008,6 +1029,7 @@ Result<CapturedWorld> WorldCapture::Detach() {
   for (const World::LevelMemory& m : world_.level_memory_) {
     rep->memory.emplace_back(m.level, m.records);
   }
+  rep->waiting = std::move(waiting_);
   // What only the steps needed goes now; the copies and the sections Make writes them with go
   // with the records.
   if (copied_) rep->section_blocks = std::move(section_blocks_);
@@ -1072,7 +1094,7 @@ Result<std::vector<WorldChunk>> CapturedWorld::Rep::Make() {
   const bool whole = only_level.is_none();
   std::vector<WorldChunk> out;
   // Records of the held save whose objects are not there now are written back.
-  if (held || !memory.empty()) {
+  if (held || !memory.empty() || !waiting.empty()) {
     // The subjects captured, and those kept below.
     std::size_t held_records = 0;
     static const std::vector<LoadedGame::Chunk> kNoChunks;
@@ -1085,6 +1107,7 @@ Result<std::vector<WorldChunk>> CapturedWorld::Rep::Make() {
     // Level memory wins over the held save for its levels (its actors' components too).
     GuidSet remembered_actors;
     ROLLY_RETURN_IF_ERROR(KeepRemembered(captured, &remembered_actors));
+    ROLLY_RETURN_IF_ERROR(KeepWaiting(captured));
     for (const LoadedGame::Chunk& from : held_chunks) {
       Out* into = nullptr;
       for (Out& c : chunks) {
@@ -1222,16 +1245,6 @@ void WorldCapture::NoteGone(const std::function<bool(const Hooked&)>& gone) {
 
 // ---------------------------------------------------------------------------------------------
 // Apply
-
-struct World::WaitingComponent {
-  std::shared_ptr<const LoadedGame> game;
-  const LoadedGame::Chunk* chunk = nullptr;
-  std::size_t record = 0;
-  Guid actor;
-  // The component's name in the chunk's bytes, which `game` keeps: not interned, since a file
-  // may hold any number of names the game never makes.
-  std::string_view name;
-};
 
 // One apply of a checked save: targets found, spawns, two passes of values, placements, hooks.
 class World::Applier {
@@ -2107,9 +2120,8 @@ void World::OnComponentCreated(Guid actor, const ComponentView& component) {
 // ---------------------------------------------------------------------------------------------
 // Level memory (docs/world.md, "Streamed levels")
 
-// A component record waiting for its component in a level (held_ or a memory applied it) needs
-// nothing here: the held save holds it too, as every save and level capture since it was held
-// kept it (a load drops the memory and sets a new held save).
+// A component record waiting for its component in a level that is loaded is written by
+// KeepWaiting; a level's removal takes its waiting records into its memory, written here.
 Status CapturedWorld::Rep::KeepRemembered(GuidSet& captured, GuidSet* remembered_actors) {
   Out* into = nullptr;
   for (Out& c : chunks) {
@@ -2139,6 +2151,31 @@ Status CapturedWorld::Rep::KeepRemembered(GuidSet& captured, GuidSet* remembered
       if (records.Find(i, kActorSection, &section)) remembered_actors->Insert(subject);
       ROLLY_RETURN_IF_ERROR(move(records, i));
     }
+  }
+  return OkStatus();
+}
+
+// A waiting record is the newest of its component: a load drops those of the one before
+// (World::Apply), and a level's removal takes its own into its memory, which its next add applies.
+// The held save may hold an older record of it (a level's memory applied since), or none (the
+// component was made in play since that save): the waiting one is written first, and the held
+// save's is then skipped as captured. A record of a component captured (made meanwhile) goes, and
+// so does one of an actor not captured (destroyed, or not in a level's capture's level).
+Status CapturedWorld::Rep::KeepWaiting(GuidSet& captured) {
+  for (const WorldCapture::Waiting& w : waiting) {
+    const record::CheckedPayload& records = w.chunk->payload;
+    const Guid subject = records.subject(w.record);
+    if (captured.Contains(subject) || !captured.Contains(w.actor)) continue;
+    Out* into = nullptr;
+    for (Out& c : chunks) {
+      if (c.id == w.chunk->id && c.key == w.chunk->key) into = &c;
+    }
+    if (into == nullptr) continue;
+    Result<record::Record> moved = record::MoveRecord(
+        records.tables(), records.Get(w.record), &into->writer->tables(), &records, kTableFree);
+    if (!moved.ok()) continue;  // a record this version cannot move goes, as a held one does
+    ROLLY_RETURN_IF_ERROR(into->writer->Add(*moved));
+    captured.Insert(subject);
   }
   return OkStatus();
 }

@@ -9,7 +9,7 @@
 //   - PLYR (key "Local:<index>"): each local player's controller, own pawn and player state.
 // Records of objects that are not there now (a subsystem that is off, an actor or component of a
 // class the game no longer registers, a player who is not playing) are kept from the last load or
-// save and written back.
+// save and written back; so are the component records still waiting (below), the newest of each.
 //
 // A load checks every record of every chunk before anything changes (LoadedGame::Check: the
 // structure check of docs/records.md against one budget, and every class a record needs), then
@@ -25,7 +25,9 @@
 // actors and their components, its placed actors destroyed in play as tombstones; pre-save hooks
 // run, OnSaved hooks do not) and keeps the records in memory for that level. A save made while the
 // level is out writes them in place of the held save's records of that level; when the level is
-// added again they apply to it (before its begin play) and are dropped. A load drops all of them.
+// added again they apply to it (before its begin play) and are dropped. Those whose component is
+// not there wait as a load's do: a save writes them, and the level's next removal keeps them. A
+// load drops all of them.
 //
 // Identity (host.h): actors by ID, components by name under their actor, globals by role and
 // class, or by registered name; players by index. Every record's subject is a GUID: the actor's
@@ -161,9 +163,10 @@ class LoadedGame {
 // A finished capture's records, made into chunks off the game thread. WorldCapture::Detach takes
 // them out of the capture (quick, on the game thread); Make writes the records of the chunks the
 // steps copied (record::ObjectCopies), then joins them into chunks with the records a save keeps
-// of objects not there now (from the save the World holds, and from level memory). Make touches
-// no game object, no host and no World: it may run on any thread while the game plays, once. The
-// registry of the World it came from must outlive it. Move-only.
+// of objects not there now (level memory, the component records waiting when the capture listed
+// its subjects, and the save the World holds, in that order: the first of a subject wins). Make
+// touches no game object, no host and no World: it may run on any thread while the game plays,
+// once. The registry of the World it came from must outlive it. Move-only.
 class CapturedWorld {
  public:
   CapturedWorld(CapturedWorld&&) noexcept;
@@ -249,6 +252,14 @@ class WorldCapture {
   struct ChunkState;
   class Links;
   class Helper;
+  // A component record waiting for its component (World::WaitingComponent): `game` keeps the
+  // bytes it is read from.
+  struct Waiting {
+    std::shared_ptr<const LoadedGame> game;
+    const LoadedGame::Chunk* chunk = nullptr;
+    std::size_t record = 0;
+    Guid actor;
+  };
   explicit WorldCapture(World& world);
   // Lists the subjects; with `helper`, has the world chunk's copied on another thread meanwhile.
   void Gather(const record::CheckedPayload::Post& helper);
@@ -292,6 +303,10 @@ class WorldCapture {
   // components and tombstones, and the held save's records of it a save would keep. None: a save.
   Name only_level_;
   Mark mark_;
+  // The component records waiting for their component when the subjects were listed (a load's,
+  // or a level memory's once the level came back): Make writes those whose component it did not
+  // capture, ahead of the held save's older ones.
+  std::vector<Waiting> waiting_;
 };
 
 class World : public HostEvents {
