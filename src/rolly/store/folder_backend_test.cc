@@ -692,8 +692,9 @@ TEST(SimulatedFileSystemTest, OverwriteWritesInPlaceCutsAtCloseAndKeepsTheInode)
     ASSERT_OK(file->Append(Bytes(10, 3)));
     ASSERT_OK(file->Close());
   }
-  Bytes twenty(10, 2);
-  twenty.insert(twenty.end(), 10, 3);
+  // (Filled as `expected` is: GCC 12 at -O3 warns, wrongly, of a vector grown by insert here.)
+  Bytes twenty(20, 3);
+  std::fill(twenty.begin(), twenty.begin() + 10, 2);
   EXPECT_EQ(fs.Peek("/d/f"), twenty);
   // The same file, no name changed: only its bytes are not durable.
   EXPECT_FALSE(fs.IsDurable("/d/f"));
