@@ -182,16 +182,24 @@ void Backend::Write(const FileName& name, std::shared_ptr<LateFront> front,
 
 void Backend::StartWriteLateFront(const FileName& name, std::shared_ptr<LateFront> front,
                                   std::vector<Bytes> rest, StatusCallback done) {
-  // The callback is held apart, so that a start that fails once the front is set still answers:
-  // that thread (a worker setting the front) has no caller to hand an exception to.
+  StartWhenFrontSet(
+      *front,
+      [this, name, rest = std::move(rest)](Bytes bytes, StatusCallback answer) mutable {
+        rest.insert(rest.begin(), std::move(bytes));
+        StartWritePieces(name, std::move(rest), std::move(answer));
+      },
+      std::move(done));
+}
+
+void Backend::StartWhenFrontSet(LateFront& front, std::function<void(Bytes, StatusCallback)> start,
+                                StatusCallback done) {
+  // The callback is held apart, so that a start that fails still answers. The closure does not
+  // hold the front, which holds the closure until it is set.
   auto answer = std::make_shared<StatusCallback>(std::move(done));
-  // The closure does not hold `front`, which holds the closure until it is set.
-  front->WhenSet([this, name, rest = std::move(rest), answer](Bytes bytes) mutable {
+  front.WhenSet([start = std::move(start), answer](Bytes bytes) mutable {
     try {
-      rest.insert(rest.begin(), std::move(bytes));
-      StartWritePieces(name, std::move(rest), [answer](Status s) { (*answer)(std::move(s)); });
+      start(std::move(bytes), [answer](Status s) { (*answer)(std::move(s)); });
     } catch (...) {
-      // The write fails instead (an answer given already stands: the wrapper takes one).
       (*answer)(StorageFailedError("the write could not start (out of memory)"));
     }
   });

@@ -130,8 +130,10 @@ class Backend {
   Backend();
 
   // The operations a backend implements. Each must call `done` exactly once, on any thread, or
-  // throw (an allocation failing) without having called it; the wrappers then end the operation,
-  // and a later call of `done` does nothing. The wrappers above have already counted the
+  // throw (an allocation failing) without having called it and without having started anything:
+  // nothing of an operation that threw may happen after the throw (a write writes nothing, as the
+  // store counts the copy free to write again). The wrappers then end the operation, and a later
+  // call of `done` does nothing. The wrappers above have already counted the
   // operation and will filter the status.
   virtual void StartWrite(const FileName& name, Bytes bytes, StatusCallback done) = 0;
   virtual void StartRead(const FileName& name, std::size_t max_bytes, BytesCallback done) = 0;
@@ -147,6 +149,12 @@ class Backend {
   // (WhenSet; nothing blocks) and calls StartWritePieces on the thread that set it.
   virtual void StartWriteLateFront(const FileName& name, std::shared_ptr<LateFront> front,
                                    std::vector<Bytes> rest, StatusCallback done);
+  // For a StartWriteLateFront that waits for the front: once `front` is set, runs
+  // `start(its bytes, done)` on the thread that set it. That thread (a worker setting the front)
+  // has no caller to hand an exception to, so a `start` that throws answers StorageFailed instead
+  // (an answer given already stands: the wrappers take one).
+  static void StartWhenFrontSet(LateFront& front, std::function<void(Bytes, StatusCallback)> start,
+                                StatusCallback done);
 
  private:
   class Tracker;

@@ -279,20 +279,16 @@ void FaultBackend::StartWrite(const FileName& name, Bytes bytes, StatusCallback 
 void FaultBackend::StartWriteLateFront(const FileName& name, std::shared_ptr<LateFront> front,
                                        std::vector<Bytes> rest, StatusCallback done) {
   Plan plan = Decide(Op::kWrite);
-  // The rest as Backend's default: the pieces joined once the front is set, on the thread that
-  // sets it, which has no caller to take an exception: a failure to start answers instead.
-  auto answer = std::make_shared<StatusCallback>(std::move(done));
-  front->WhenSet(
-      [this, plan = std::move(plan), name, rest = std::move(rest), answer](Bytes bytes) mutable {
-        try {
-          for (const Bytes& piece : rest) bytes.insert(bytes.end(), piece.begin(), piece.end());
-          rest.clear();
-          WriteAsPlanned(std::move(plan), name, std::move(bytes),
-                         [answer](Status s) { (*answer)(std::move(s)); });
-        } catch (...) {
-          (*answer)(StorageFailedError("the write could not start (out of memory)"));
-        }
-      });
+  // The rest as Backend's default: the pieces joined once the front is set.
+  StartWhenFrontSet(
+      *front,
+      [this, plan = std::move(plan), name, rest = std::move(rest)](Bytes bytes,
+                                                                   StatusCallback answer) mutable {
+        for (const Bytes& piece : rest) bytes.insert(bytes.end(), piece.begin(), piece.end());
+        rest.clear();
+        WriteAsPlanned(std::move(plan), name, std::move(bytes), std::move(answer));
+      },
+      std::move(done));
 }
 
 void FaultBackend::WriteAsPlanned(Plan plan, const FileName& name, Bytes bytes,

@@ -519,10 +519,9 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
           if (index_write) self->EnqueueIndexWrite();
           self->Finish(finished);
         });
-    // A write that threw has failed already, as any failed write. The backend may have let go of
-    // the chunks' bytes, so the file is not sealed; it may also still wait for the front on a
-    // thread of its own, so the front is set all the same, unsealed: whatever such a backend
-    // writes with it fails its checksums.
+    // A write that threw has failed already, as any failed write, and started nothing (Backend's
+    // contract). The backend may have let go of the chunks' bytes, so the file is not sealed; the
+    // front is set all the same, unsealed, so that nothing is left waiting on it.
     if (asked) format::SealFilePieces(first, rest, laid_out.late_checksums);
     front->Set(std::move(first));
   }
@@ -1011,7 +1010,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
       // The second read could not be asked (an allocation of the store's own failed). The first
       // read's callback refers to this frame: it answers before the frame is gone.
       std::unique_lock lock(wait.mutex);
-      wait.cv.wait(lock, [&wait] { return wait.left == 1; });
+      wait.cv.wait(lock, [&wait] { return wait.left <= 1; });
       throw;
     }
     std::unique_lock lock(wait.mutex);
