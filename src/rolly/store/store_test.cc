@@ -113,18 +113,21 @@ class CountingBackend : public BackendWrapper {
 
 // Holds the first index read it is asked for until AnswerHeld, and throws std::bad_alloc (an
 // allocation failing in the call) from the index read asked for next, once: the store reading
-// both index copies at once, whose second call fails while the first read is still out.
+// both index copies at once, whose second call fails while the first read is still out. After
+// AnswerHeld(true) it holds and throws no more.
 class HeldThenThrowingIndexReads : public BackendWrapper {
  public:
   using BackendWrapper::BackendWrapper;
 
   bool threw() const { return threw_.load(); }
-  // Passes the held read on to the wrapped backend, which answers it on this thread.
-  void AnswerHeld() {
+  // Passes the held read on to the wrapped backend, which answers it on this thread; with
+  // `pass_the_rest`, every read after it is passed on too.
+  void AnswerHeld(bool pass_the_rest = false) {
     std::optional<Held> held;
     {
       std::lock_guard lock(mutex_);
       held.swap(held_);
+      passing_ = passing_ || pass_the_rest;
     }
     if (held) BackendWrapper::StartRead(held->name, held->max_bytes, std::move(held->done));
   }
@@ -133,12 +136,14 @@ class HeldThenThrowingIndexReads : public BackendWrapper {
   void StartRead(const FileName& name, std::size_t max_bytes, BytesCallback done) override {
     if (name.kind() == FileKind::kIndex && !threw_.load()) {
       std::lock_guard lock(mutex_);
-      if (!held_) {
+      if (!passing_ && !held_) {
         held_.emplace(Held{name, max_bytes, std::move(done)});
         return;
       }
-      threw_.store(true);
-      throw std::bad_alloc();
+      if (!passing_) {
+        threw_.store(true);
+        throw std::bad_alloc();
+      }
     }
     BackendWrapper::StartRead(name, max_bytes, std::move(done));
   }
@@ -151,6 +156,7 @@ class HeldThenThrowingIndexReads : public BackendWrapper {
   };
   std::mutex mutex_;
   std::optional<Held> held_;
+  bool passing_ = false;  // guarded by mutex_
   std::atomic<bool> threw_{false};
 };
 
@@ -1735,11 +1741,20 @@ TEST_F(StoreTest, AnIndexReadWhoseCallThrowsStillWaitsForTheOtherCopysLateRead) 
   auto backend = std::make_unique<HeldThenThrowingIndexReads>(&memory);
   std::atomic<bool> flushed{false};
   bool went_on = false;
+  // Whether the store read no second index copy while the first was held, for 10 s: it then
+  // waits for the held read, which is answered (and no read held after it) so that the test
+  // ends instead of hanging until its timeout.
+  bool gave_up = false;
   std::thread answerer([&] {
-    while (!backend->threw() && !flushed.load()) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!backend->threw() && !flushed.load() && std::chrono::steady_clock::now() < give_up) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    if (!backend->threw()) return;
+    if (!backend->threw()) {
+      gave_up = !flushed.load();
+      backend->AnswerHeld(/*pass_the_rest=*/true);
+      return;
+    }
     // Time for a store that does not wait to end the index write (then the flush returns).
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
     while (!flushed.load() && std::chrono::steady_clock::now() < until) {
@@ -1755,6 +1770,8 @@ TEST_F(StoreTest, AnIndexReadWhoseCallThrowsStillWaitsForTheOtherCopysLateRead) 
     flushed.store(true);
     answerer.join();
   }
+  ASSERT_FALSE(gave_up) << "the store read one index copy and waited for it: it did not read "
+                           "both copies at once (the held read was answered after 10 s)";
   ASSERT_OK(saved.status());
   ASSERT_TRUE(backend->threw()) << "the index was not read as two reads at once";
   if (went_on) {
