@@ -3976,6 +3976,23 @@ class WaitingHookTest : public LevelMemoryTest {
     return AddPlaque(g, G(actor), name, std::move(text));
   }
 
+  // Makes the Cellar mole's backpack in play, with `capacity`.
+  static Result<InventoryComponent*> AddBackpack(Game& g, std::int32_t capacity) {
+    ROLLY_ASSIGN_OR_RETURN(
+        Component * made,
+        g.scene.AddComponent(G(kCellarMoleId), Name("Backpack"), Name("InventoryComponent")));
+    auto* bag = static_cast<InventoryComponent*>(made);
+    bag->capacity = capacity;
+    return bag;
+  }
+  // Makes the Cellar mole's backpack, as the game makes it after a load, and returns its
+  // capacity (-1: it was not made).
+  static std::int32_t MakeBackpack(Game& g) {
+    Result<Component*> made =
+        g.scene.AddComponent(G(kCellarMoleId), Name("Backpack"), Name("InventoryComponent"));
+    return made.ok() ? static_cast<InventoryComponent*>(*made)->capacity : -1;
+  }
+
   // Makes the plaque `name` of `actor`, as the game makes it after a load, and returns its text
   // (or why it was not made).
   static std::string MakePlaque(Game& g, const char* actor, std::string_view name) {
@@ -4028,9 +4045,7 @@ TEST_F(WaitingHookTest, AHookThatRemovesALevelLeavesTheOthersWaiting) {
   auto a = StreamedGame();
   ASSERT_OK(a->scene.AddLevel(kCellar));
   ASSERT_OK(a->scene.AddLevel(kAttic));
-  ASSERT_OK_AND_ASSIGN(Component * bag, a->scene.AddComponent(G(kCellarMoleId), Name("Backpack"),
-                                                              Name("InventoryComponent")));
-  static_cast<InventoryComponent*>(bag)->capacity = 44;
+  ASSERT_OK(AddBackpack(*a, 44).status());
   ASSERT_OK(AddPlaque(*a, kAtticCrateId, "First", "one"));
   ASSERT_OK(AddPlaque(*a, kAtticCrateId, "Second", "two"));
   ASSERT_OK(SaveNow(*a, "h"));
@@ -4055,9 +4070,7 @@ TEST_F(WaitingHookTest, AHookThatRemovesALevelLeavesTheOthersWaiting) {
   ASSERT_OK(b->scene.AddLevel(kCellar));
   ASSERT_TRUE(reports.back().from_memory);
   EXPECT_EQ(reports.back().apply.waiting, 1u) << "the backpack's record was lost";
-  ASSERT_OK_AND_ASSIGN(
-      bag, b->scene.AddComponent(G(kCellarMoleId), Name("Backpack"), Name("InventoryComponent")));
-  EXPECT_EQ(static_cast<InventoryComponent*>(bag)->capacity, 44);
+  EXPECT_EQ(MakeBackpack(*b), 44);
 }
 
 // The hook of the only waiting plaque adds the Cellar, whose backpack's record waits too: the list
@@ -4067,9 +4080,7 @@ TEST_F(WaitingHookTest, AHookThatRemovesALevelLeavesTheOthersWaiting) {
 TEST_F(WaitingHookTest, AHookThatAddsALevelWithWaitingRecordsKeepsThemWaiting) {
   auto a = StreamedGame();
   ASSERT_OK(a->scene.AddLevel(kCellar));
-  ASSERT_OK_AND_ASSIGN(Component * bag, a->scene.AddComponent(G(kCellarMoleId), Name("Backpack"),
-                                                              Name("InventoryComponent")));
-  static_cast<InventoryComponent*>(bag)->capacity = 44;
+  ASSERT_OK(AddBackpack(*a, 44).status());
   ASSERT_OK(AddPlaque(*a, kDoorId, "First", "one"));
   ASSERT_OK(SaveNow(*a, "h"));
 
@@ -4086,9 +4097,7 @@ TEST_F(WaitingHookTest, AHookThatAddsALevelWithWaitingRecordsKeepsThemWaiting) {
   ASSERT_FALSE(reports.empty());
   EXPECT_EQ(reports.back().level, kCellar);
   EXPECT_EQ(reports.back().apply.waiting, 1u);
-  ASSERT_OK_AND_ASSIGN(
-      bag, b->scene.AddComponent(G(kCellarMoleId), Name("Backpack"), Name("InventoryComponent")));
-  EXPECT_EQ(static_cast<InventoryComponent*>(bag)->capacity, 44)
+  EXPECT_EQ(MakeBackpack(*b), 44)
       << "the backpack's record was lost";
 }
 
@@ -4163,11 +4172,9 @@ TEST_F(WaitingHookTest, ASecondLoadsWaitingRecordWinsOverTheFirsts) {
 TEST_F(WaitingHookTest, ALoadDropsARecordWaitingFromLevelMemory) {
   auto a = StreamedGame();
   ASSERT_OK(a->scene.AddLevel(kCellar));
-  ASSERT_OK_AND_ASSIGN(Component * bag, a->scene.AddComponent(G(kCellarMoleId), Name("Backpack"),
-                                                              Name("InventoryComponent")));
-  static_cast<InventoryComponent*>(bag)->capacity = 10;
+  ASSERT_OK_AND_ASSIGN(InventoryComponent * bag, AddBackpack(*a, 10));
   ASSERT_OK(SaveNow(*a, "s"));
-  static_cast<InventoryComponent*>(bag)->capacity = 44;
+  bag->capacity = 44;
   ASSERT_OK(a->scene.RemoveLevel(kCellar));
   ASSERT_OK(a->scene.AddLevel(kCellar));
   ASSERT_TRUE(reports.back().from_memory);
@@ -4175,9 +4182,7 @@ TEST_F(WaitingHookTest, ALoadDropsARecordWaitingFromLevelMemory) {
 
   ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*a, "s", MapChoice::kKeepCurrentMap));
   ASSERT_EQ(out.report.waiting, 1u) << Lines(out.report.messages);
-  ASSERT_OK_AND_ASSIGN(
-      bag, a->scene.AddComponent(G(kCellarMoleId), Name("Backpack"), Name("InventoryComponent")));
-  EXPECT_EQ(static_cast<InventoryComponent*>(bag)->capacity, 10) << "the memory's record applied";
+  EXPECT_EQ(MakeBackpack(*a), 10) << "the memory's record applied";
 }
 
 // A record waiting from a level's memory (a component made in play, not made again since the
@@ -4189,13 +4194,11 @@ TEST_F(WaitingHookTest, ARecordWaitingFromLevelMemoryIsSaved) {
     reports.clear();
     auto a = StreamedGame();
     ASSERT_OK(a->scene.AddLevel(kCellar));
-    ASSERT_OK_AND_ASSIGN(Component * bag, a->scene.AddComponent(G(kCellarMoleId), Name("Backpack"),
-                                                                Name("InventoryComponent")));
-    static_cast<InventoryComponent*>(bag)->capacity = 10;
+    ASSERT_OK_AND_ASSIGN(InventoryComponent * bag, AddBackpack(*a, 10));
     if (older_held) {
       ASSERT_OK(SaveNow(*a, "older"));
     }
-    static_cast<InventoryComponent*>(bag)->capacity = 44;
+    bag->capacity = 44;
     ASSERT_OK(a->scene.RemoveLevel(kCellar));
     ASSERT_OK(a->scene.AddLevel(kCellar));
     ASSERT_TRUE(reports.back().from_memory);
@@ -4207,9 +4210,7 @@ TEST_F(WaitingHookTest, ARecordWaitingFromLevelMemoryIsSaved) {
     ASSERT_OK(c->scene.AddLevel(kCellar));
     EXPECT_EQ(reports.back().apply.waiting, 1u) << "the save lost the backpack's record, or "
                                                    "wrote it twice";
-    ASSERT_OK_AND_ASSIGN(
-        bag, c->scene.AddComponent(G(kCellarMoleId), Name("Backpack"), Name("InventoryComponent")));
-    EXPECT_EQ(static_cast<InventoryComponent*>(bag)->capacity, 44);
+    EXPECT_EQ(MakeBackpack(*c), 44);
   }
 }
 
@@ -4222,13 +4223,11 @@ TEST_F(WaitingHookTest, ARecordWaitingFromLevelMemoryIsKeptByTheNextRemoval) {
     reports.clear();
     auto a = StreamedGame();
     ASSERT_OK(a->scene.AddLevel(kCellar));
-    ASSERT_OK_AND_ASSIGN(Component * bag, a->scene.AddComponent(G(kCellarMoleId), Name("Backpack"),
-                                                                Name("InventoryComponent")));
-    static_cast<InventoryComponent*>(bag)->capacity = 10;
+    ASSERT_OK_AND_ASSIGN(InventoryComponent * bag, AddBackpack(*a, 10));
     if (older_held) {
       ASSERT_OK(SaveNow(*a, "older"));
     }
-    static_cast<InventoryComponent*>(bag)->capacity = 44;
+    bag->capacity = 44;
     ASSERT_OK(a->scene.RemoveLevel(kCellar));
     ASSERT_OK(a->scene.AddLevel(kCellar));
     ASSERT_EQ(reports.back().apply.waiting, 1u) << Lines(reports.back().apply.messages);
@@ -4237,9 +4236,7 @@ TEST_F(WaitingHookTest, ARecordWaitingFromLevelMemoryIsKeptByTheNextRemoval) {
     ASSERT_TRUE(reports.back().from_memory);
     EXPECT_EQ(reports.back().apply.waiting, 1u) << "the memory lost the backpack's record, or "
                                                    "kept it twice";
-    ASSERT_OK_AND_ASSIGN(
-        bag, a->scene.AddComponent(G(kCellarMoleId), Name("Backpack"), Name("InventoryComponent")));
-    EXPECT_EQ(static_cast<InventoryComponent*>(bag)->capacity, 44);
+    EXPECT_EQ(MakeBackpack(*a), 44);
   }
 }
 
@@ -4249,17 +4246,13 @@ TEST_F(WaitingHookTest, ARecordWaitingFromLevelMemoryIsKeptByTheNextRemoval) {
 TEST_F(WaitingHookTest, ARecordTakenAfterASavesListingIsStillSaved) {
   auto a = StreamedGame();
   ASSERT_OK(a->scene.AddLevel(kCellar));
-  ASSERT_OK_AND_ASSIGN(Component * bag, a->scene.AddComponent(G(kCellarMoleId), Name("Backpack"),
-                                                              Name("InventoryComponent")));
-  static_cast<InventoryComponent*>(bag)->capacity = 44;
+  ASSERT_OK(AddBackpack(*a, 44).status());
   ASSERT_OK(a->scene.RemoveLevel(kCellar));
   ASSERT_OK(a->scene.AddLevel(kCellar));
   ASSERT_EQ(reports.back().apply.waiting, 1u) << Lines(reports.back().apply.messages);
   std::unique_ptr<world::WorldCapture> capture = a->saves.world().BeginCapture();
   ASSERT_OK(capture->Run());
-  ASSERT_OK_AND_ASSIGN(
-      bag, a->scene.AddComponent(G(kCellarMoleId), Name("Backpack"), Name("InventoryComponent")));
-  ASSERT_EQ(static_cast<InventoryComponent*>(bag)->capacity, 44);
+  ASSERT_EQ(MakeBackpack(*a), 44);
   ASSERT_OK_AND_ASSIGN(std::vector<world::WorldChunk> chunks, capture->Finish());
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<const world::LoadedGame> saved,
                        world::LoadedGame::Check(std::move(chunks), *registry_));
@@ -4268,9 +4261,7 @@ TEST_F(WaitingHookTest, ARecordTakenAfterASavesListingIsStillSaved) {
   ASSERT_OK(c->saves.world().Apply(saved, nullptr));
   ASSERT_OK(c->scene.AddLevel(kCellar));
   EXPECT_EQ(reports.back().apply.waiting, 1u) << "the save lost the backpack's record";
-  ASSERT_OK_AND_ASSIGN(
-      bag, c->scene.AddComponent(G(kCellarMoleId), Name("Backpack"), Name("InventoryComponent")));
-  EXPECT_EQ(static_cast<InventoryComponent*>(bag)->capacity, 44);
+  EXPECT_EQ(MakeBackpack(*c), 44);
 }
 
 // A record waits for a component its actor had when the save listed its subjects: the host reports
