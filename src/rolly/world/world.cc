@@ -1002,6 +1002,10 @@ struct CapturedWorld::Rep {
   Status KeepRemembered(GuidSet& captured, GuidSet* remembered_actors);
   // Writes the records that waited for a component not captured, of an actor captured.
   Status KeepWaiting(GuidSet& captured);
+  // Writes record `i` of `from` (a save's kept record) into `into` and notes its subject
+  // captured. A record this version cannot move goes: nothing is written.
+  static Status KeepRecord(Out& into, const record::CheckedPayload& from, std::size_t i,
+                           GuidSet& captured);
   Result<std::vector<WorldChunk>> Make();
 };
 
@@ -1159,11 +1163,7 @@ Result<std::vector<WorldChunk>> CapturedWorld::Rep::Make() {
           keep = true;  // a global or a player's part that is not there now
         }
         if (!keep) continue;
-        Result<record::Record> moved = record::MoveRecord(
-            records.tables(), records.Get(i), &into->writer->tables(), &records, kTableFree);
-        if (!moved.ok()) continue;  // a record this version cannot move goes
-        ROLLY_RETURN_IF_ERROR(into->writer->Add(*moved));
-        captured.Insert(subject);
+        ROLLY_RETURN_IF_ERROR(KeepRecord(*into, records, i, captured));
       }
     }
   }
@@ -2128,15 +2128,6 @@ Status CapturedWorld::Rep::KeepRemembered(GuidSet& captured, GuidSet* remembered
     if (c.id == kWorldChunk) into = &c;
   }
   if (into == nullptr) return OkStatus();
-  auto move = [&](const record::CheckedPayload& from, std::size_t i) -> Status {
-    Result<record::Record> moved =
-        record::MoveRecord(from.tables(), from.Get(i), &into->writer->tables(), &from, kTableFree);
-    // A record this version cannot move goes, as one of the held save does (Make).
-    if (!moved.ok()) return OkStatus();
-    ROLLY_RETURN_IF_ERROR(into->writer->Add(*moved));
-    captured.Insert(from.subject(i));
-    return OkStatus();
-  };
   // A save writes what each level out now remembered (a level's capture finds none: its level is
   // loaded until it is removed, and its memory went when it was added).
   for (const auto& m : memory) {
@@ -2149,7 +2140,7 @@ Status CapturedWorld::Rep::KeepRemembered(GuidSet& captured, GuidSet* remembered
       if (!record::IsKnownObjectKind(records.kind(i)) || captured.Contains(subject)) continue;
       ByteView section;
       if (records.Find(i, kActorSection, &section)) remembered_actors->Insert(subject);
-      ROLLY_RETURN_IF_ERROR(move(records, i));
+      ROLLY_RETURN_IF_ERROR(KeepRecord(*into, records, i, captured));
     }
   }
   return OkStatus();
@@ -2171,12 +2162,18 @@ Status CapturedWorld::Rep::KeepWaiting(GuidSet& captured) {
       if (c.id == w.chunk->id && c.key == w.chunk->key) into = &c;
     }
     if (into == nullptr) continue;
-    Result<record::Record> moved = record::MoveRecord(
-        records.tables(), records.Get(w.record), &into->writer->tables(), &records, kTableFree);
-    if (!moved.ok()) continue;  // a record this version cannot move goes, as a held one does
-    ROLLY_RETURN_IF_ERROR(into->writer->Add(*moved));
-    captured.Insert(subject);
+    ROLLY_RETURN_IF_ERROR(KeepRecord(*into, records, w.record, captured));
   }
+  return OkStatus();
+}
+
+Status CapturedWorld::Rep::KeepRecord(Out& into, const record::CheckedPayload& from,
+                                      std::size_t i, GuidSet& captured) {
+  Result<record::Record> moved =
+      record::MoveRecord(from.tables(), from.Get(i), &into.writer->tables(), &from, kTableFree);
+  if (!moved.ok()) return OkStatus();
+  ROLLY_RETURN_IF_ERROR(into.writer->Add(*moved));
+  captured.Insert(from.subject(i));
   return OkStatus();
 }
 
