@@ -243,6 +243,19 @@ class Vault : public Actor {
 };
 // A registered object that watches actors: references from the globals chunk (never copied: the
 // quest log owns objects) into the world chunk and a player's.
+// A component, and an actor, that hold references to an actor and to a global.
+class LeashComponent : public Component {
+ public:
+  Actor* tied_to = nullptr;
+  QuestLog* log = nullptr;
+};
+class Kennel : public Actor {
+ public:
+  Actor* pet = nullptr;
+  QuestLog* log = nullptr;
+  Actor* neighbour = nullptr;
+};
+
 class Lookout {
  public:
   Character* watched = nullptr;
@@ -324,6 +337,15 @@ std::unique_ptr<reflect::TypeRegistry> MakeRegistry(bool with_statue = true,
         .OnPreSave(&HookedCrate::PreSave)
         .OnSaved(&HookedCrate::Saved);
     r->Class<Coin>("Coin").Field("Value", &Coin::value, reflect::kSaveGame);
+    r->Class<LeashComponent>("LeashComponent")
+        .Base<Component>()
+        .Field("TiedTo", &LeashComponent::tied_to, reflect::kSaveGame)
+        .Field("Log", &LeashComponent::log, reflect::kSaveGame);
+    r->Class<Kennel>("Kennel")
+        .Base<Actor>()
+        .Field("Pet", &Kennel::pet, reflect::kSaveGame)
+        .Field("Log", &Kennel::log, reflect::kSaveGame)
+        .Field("Neighbour", &Kennel::neighbour, reflect::kSaveGame);
     r->Class<Lookout>("Lookout")
         .Field("Watched", &Lookout::watched, reflect::kSaveGame)
         .Field("Pawn", &Lookout::pawn, reflect::kSaveGame);
@@ -3177,6 +3199,49 @@ TEST_F(SaveLoadTest, AWaitingComponentRecordIsKeptByTheNextSave) {
   EXPECT_EQ(static_cast<InventoryComponent*>(made)->capacity, 44);
 }
 
+// A component record that waits resolves its references when it applies, as the world is then:
+// to a placed actor, to an actor the load spawned again (saved by its record), to a local
+// player's pawn and to a global (each saved by an ID a capture derives).
+TEST_F(SaveLoadTest, AWaitingComponentRecordsReferencesAreResolvedWhenItApplies) {
+  auto a = NewGame();
+  ASSERT_OK(a->scene.Start(kSmallMap));
+  ASSERT_OK_AND_ASSIGN(Statue * spawned, a->scene.SpawnActor<Statue>());
+  const Guid spawned_id = spawned->id;
+  auto tie = [](Game& g, std::string_view name, Actor* to) -> Status {
+    ROLLY_ASSIGN_OR_RETURN(Component * made,
+                           g.scene.AddComponent(G(kHeroId), Name(name), Name("LeashComponent")));
+    static_cast<LeashComponent*>(made)->tied_to = to;
+    static_cast<LeashComponent*>(made)->log = g.scene.GetSubsystem<QuestLog>();
+    return OkStatus();
+  };
+  ASSERT_NE(a->scene.GetSubsystem<QuestLog>(), nullptr);
+  ASSERT_EQ(a->scene.players().size(), 1u);
+  ASSERT_OK(tie(*a, "ToStatue", a->scene.FindActor(G(kStatueId))));
+  ASSERT_OK(tie(*a, "ToSpawned", spawned));
+  ASSERT_OK(tie(*a, "ToPawn", a->scene.players().front().pawn));
+  ASSERT_OK(SaveNow(*a, "leash"));
+
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kSmallMap));
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "leash"));
+  EXPECT_EQ(out.report.waiting, 3u) << Lines(out.report.messages);
+  auto made = [&](std::string_view name) -> LeashComponent* {
+    Result<Component*> c = b->scene.AddComponent(G(kHeroId), Name(name), Name("LeashComponent"));
+    return c.ok() ? static_cast<LeashComponent*>(*c) : nullptr;
+  };
+  const std::pair<const char*, Actor*> expected[] = {
+      {"ToStatue", b->scene.FindActor(G(kStatueId))},
+      {"ToSpawned", b->scene.FindActor(spawned_id)},
+      {"ToPawn", b->scene.players().front().pawn}};
+  for (const auto& [name, to] : expected) {
+    ASSERT_NE(to, nullptr) << name;
+    LeashComponent* leash = made(name);
+    ASSERT_NE(leash, nullptr) << name;
+    EXPECT_EQ(leash->tied_to, to) << name;
+    EXPECT_EQ(leash->log, b->scene.GetSubsystem<QuestLog>()) << name;
+  }
+}
+
 // The subject ID sections.h derives from `identity` ("registered\n" and the name, say), worked
 // out from its text: world::Derive*Id takes Names, and would make one of it.
 Guid DerivedIdOf(std::string_view identity) {
@@ -3944,6 +4009,39 @@ TEST_F(LevelMemoryTest, AClientKeepsNoLevelMemory) {
   ASSERT_OK(a->scene.RemoveLevel(kCellar));
   EXPECT_FALSE(a->saves.world().RemembersLevel(kCellar));
   EXPECT_THAT(reports, IsEmpty());
+}
+
+// A streamed level's apply takes only that level's records, and its memory captures only that
+// level's actors: their references to a global, to a local player's pawn and to an actor of
+// another level (each saved by its subject ID) find the objects there now, from the held save and
+// from the level's memory.
+TEST_F(LevelMemoryTest, ALevelsReferencesOutOfItAreKept) {
+  auto a = StreamedGame();
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  ASSERT_OK(a->scene.AddLevel(kAttic));
+  ASSERT_EQ(a->scene.players().size(), 1u);
+  ASSERT_NE(a->scene.GetSubsystem<QuestLog>(), nullptr);
+  ASSERT_OK_AND_ASSIGN(Kennel * kennel, a->scene.SpawnActor<Kennel>(kCellar));
+  const Guid id = kennel->id;
+  kennel->pet = a->scene.players().front().pawn;
+  kennel->log = a->scene.GetSubsystem<QuestLog>();
+  kennel->neighbour = AtticCrate(*a);
+  ASSERT_OK(SaveNow(*a, "k"));
+
+  auto b = StreamedGame();
+  ASSERT_OK(LoadNow(*b, "k"));
+  ASSERT_OK(b->scene.AddLevel(kAttic));
+  for (int from_memory = 0; from_memory < 2; ++from_memory) {
+    ASSERT_OK(b->scene.AddLevel(kCellar));
+    ASSERT_FALSE(reports.empty());
+    EXPECT_EQ(reports.back().from_memory, from_memory == 1);
+    auto* again = b->scene.FindActorAs<Kennel>(id);
+    ASSERT_NE(again, nullptr) << Lines(reports.back().apply.messages);
+    EXPECT_EQ(again->pet, b->scene.players().front().pawn) << from_memory;
+    EXPECT_EQ(again->log, b->scene.GetSubsystem<QuestLog>()) << from_memory;
+    EXPECT_EQ(again->neighbour, AtticCrate(*b)) << from_memory;
+    ASSERT_OK(b->scene.RemoveLevel(kCellar));
+  }
 }
 
 // --- 9b. Hooks that change the waiting component records ----------------------------------------

@@ -508,7 +508,7 @@ class WorldCapture::Links : public record::ObjectLinks {
     const auto tag = static_cast<std::uint32_t>(h >> 32);
     for (std::size_t i = Home(h);; i = (i + 1) & (slots_.size() - 1)) {
       const Slot& slot = slots_[i];
-      if (slot.subject == 0) return std::nullopt;
+      if (slot.subject == 0) return LocateOutside(key);
       if (slot.tag != tag) continue;
       const Subject& s = subjects[slot.subject - 1];
       if (s.object.ptr == key) {
@@ -517,6 +517,13 @@ class WorldCapture::Links : public record::ObjectLinks {
     }
   }
   void* Resolve(Guid, const reflect::ClassInfo&) override { return nullptr; }
+
+  // Objects by address, with their subject IDs.
+  using Outside = std::unordered_map<const void*, Guid>;
+  // For a level's capture, whose subjects are that level's alone: `list` lists the objects
+  // outside the level that a reference may point to, the first time one is not a subject. It
+  // calls the host, so this capture's records must be written on the game thread.
+  void SetOutside(std::function<void(Outside*)> list) { list_outside_ = std::move(list); }
 
  private:
   struct Slot {
@@ -560,10 +567,24 @@ class WorldCapture::Links : public record::ObjectLinks {
       }
     }
   }
+  std::optional<record::LinkTarget> LocateOutside(const void* key) {
+    if (!list_outside_) return std::nullopt;
+    if (!outside_listed_) {
+      outside_listed_ = true;
+      list_outside_(&outside_);
+    }
+    const auto it = outside_.find(key);
+    if (it == outside_.end()) return std::nullopt;
+    return record::LinkTarget{it->second, 0};
+  }
+
   const reflect::TypeRegistry& registry_;
   const std::vector<Subject>* subjects_;
   std::vector<Slot> slots_;  // empty until a reference is located
   std::size_t chunk_ = 0;
+  std::function<void(Outside*)> list_outside_;
+  bool outside_listed_ = false;
+  Outside outside_;
 };
 
 WorldCapture::WorldCapture(World& world)
@@ -585,6 +606,10 @@ void WorldCapture::Gather(const record::CheckedPayload::Post& post) {
   // A level's capture (only_level_) takes that level's actors alone, and sizes nothing by a save's.
   const bool whole = only_level_.is_none();
   const World::CaptureHint hint = whole ? world_.capture_hint_ : World::CaptureHint{};
+  // A level's references out of it save the IDs of what they point to, as a whole save's do.
+  if (!whole) {
+    links_->SetOutside([this](Links::Outside* out) { ListOutsideLevel(out); });
+  }
   // Taken as the subjects are listed: a component made after that (by a pre-save hook, say) is
   // not in this save, so the record it took must be.
   waiting_.reserve(world_.waiting_.size());
@@ -881,6 +906,43 @@ void WorldCapture::Gather(const record::CheckedPayload::Post& post) {
   if (whole) world_.capture_hint_.world_not_copied = !chunks_[wrld]->copied;
   for (auto& c : chunks_) {
     if (!c->copied) c->copies.reset();
+  }
+}
+
+void WorldCapture::ListOutsideLevel(std::unordered_map<const void*, Guid>* out) {
+  Host& host = world_.host();
+  std::vector<GlobalView> globals;
+  host.ListGlobals(&globals);
+  for (const GlobalView& g : globals) {
+    if (g.object) out->emplace(g.object.ptr, DeriveGlobalId(g.role, g.object.cls->name()));
+  }
+  for (const auto& [name, object] : world_.registered_) {
+    out->emplace(object.ptr, DeriveRegisteredId(name));
+  }
+  std::vector<PlayerView> players;
+  host.ListPlayers(&players);
+  for (const PlayerView& p : players) {
+    const auto index = static_cast<std::uint32_t>(p.index);
+    const std::pair<PlayerPart, Object> parts[] = {{PlayerPart::kController, p.controller},
+                                                   {PlayerPart::kPawn, p.pawn},
+                                                   {PlayerPart::kPlayerState, p.player_state}};
+    for (const auto& [part, object] : parts) {
+      if (object) out->emplace(object.ptr, DerivePlayerId(index, part));
+    }
+  }
+  // Other levels' actors and their components (a player's pawn keeps its player's ID).
+  std::vector<ComponentView> components;
+  for (Name level : host.Levels()) {
+    if (level == only_level_) continue;
+    host.VisitActors(level, [&](const ActorView& a) {
+      if (!a.object || a.id.is_none()) return;
+      out->emplace(a.object.ptr, a.id);
+      components.clear();
+      host.ListComponents(a, &components);
+      for (const ComponentView& c : components) {
+        if (c.object) out->emplace(c.object.ptr, DeriveComponentId(a.id, c.name));
+      }
+    });
   }
 }
 
@@ -1247,6 +1309,68 @@ void WorldCapture::NoteGone(const std::function<bool(const Hooked&)>& gone) {
 // Apply
 
 // One apply of a checked save: targets found, spawns, two passes of values, placements, hooks.
+// The live object saved as a subject ID, found as the world is now, for the references of an
+// apply whose own records did not take that subject: an actor by the host's look-up; a global, a
+// registered object or a local player's part by the ID a capture derives for it, listed the first
+// time an ID is not an actor's. A component's ID is derived from its actor's and its name and is
+// not listed: a component is not found this way.
+class World::SubjectsNow {
+ public:
+  explicit SubjectsNow(World& world) : world_(world) {}
+
+  Object Find(Guid id) {
+    ActorView view;
+    if (world_.host_.FindActor(id, &view)) return view.object;
+    if (!listed_) List();
+    const Object* found = others_.Find(id);
+    return found ? *found : Object();
+  }
+
+ private:
+  void List() {
+    listed_ = true;
+    std::vector<GlobalView> globals;
+    world_.host_.ListGlobals(&globals);
+    for (const GlobalView& g : globals) {
+      if (g.object) others_.Put(DeriveGlobalId(g.role, g.object.cls->name()), g.object);
+    }
+    for (const auto& [name, object] : world_.registered_) {
+      others_.Put(DeriveRegisteredId(name), object);
+    }
+    std::vector<PlayerView> players;
+    world_.host_.ListPlayers(&players);
+    for (const PlayerView& p : players) {
+      const auto index = static_cast<std::uint32_t>(p.index);
+      if (p.controller) others_.Put(DerivePlayerId(index, PlayerPart::kController), p.controller);
+      if (p.pawn) others_.Put(DerivePlayerId(index, PlayerPart::kPawn), p.pawn);
+      if (p.player_state) {
+        others_.Put(DerivePlayerId(index, PlayerPart::kPlayerState), p.player_state);
+      }
+    }
+  }
+
+  World& world_;
+  bool listed_ = false;
+  GuidMap<Object> others_;
+};
+
+// The links of a waiting component record's apply (OnComponentCreated): the load's own table of
+// objects is gone by then, so each reference is found as the world is now.
+class World::LateLinks final : public record::ObjectLinks {
+ public:
+  explicit LateLinks(World& world) : subjects_(world) {}
+  std::optional<record::LinkTarget> Locate(const reflect::ClassInfo&, const void*) override {
+    return std::nullopt;  // an apply only resolves
+  }
+  void* Resolve(Guid id, const reflect::ClassInfo& cls) override {
+    const Object o = subjects_.Find(id);
+    return o ? reflect::TypeRegistry::Upcast(*o.cls, o.ptr, cls) : nullptr;
+  }
+
+ private:
+  SubjectsNow subjects_;
+};
+
 class World::Applier {
  public:
   // `only_level`: apply only the world records of that level's actors (a streamed level just
@@ -1258,18 +1382,16 @@ class World::Applier {
         registry_(world.registry_),
         game_(std::move(game)),
         report_(report),
-        only_level_(only_level) {}
+        only_level_(only_level),
+        subjects_now_(world) {}
 
-  // The live object saved as `id`, as `cls` (ObjectLinks::Resolve for every chunk's apply).
+  // The live object saved as `id`, as `cls` (ObjectLinks::Resolve for every chunk's apply): the
+  // object a record of this apply took for it, else the one there now (a streamed level's apply
+  // takes no global's or player's record, and a reference may point to an actor of another
+  // level).
   void* Resolve(Guid id, const reflect::ClassInfo& cls) {
-    Object o;
-    if (const Object* found = Objects().Find(id)) {
-      o = *found;
-    } else {
-      ActorView view;
-      if (!host_.FindActor(id, &view)) return nullptr;
-      o = view.object;
-    }
+    const Object* found = Objects().Find(id);
+    const Object o = found ? *found : subjects_now_.Find(id);
     return o ? reflect::TypeRegistry::Upcast(*o.cls, o.ptr, cls) : nullptr;
   }
 
@@ -1903,6 +2025,7 @@ class World::Applier {
   // The components of actor `listed_for_` (none: no list held).
   Guid listed_for_;
   std::vector<ComponentView> components_;
+  SubjectsNow subjects_now_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -2107,7 +2230,8 @@ void World::OnComponentCreated(Guid actor, const ComponentView& component) {
     if (component.object &&
         SameClass(registry_, SavedClass(records.tables(), records.layout(w.record)),
                   component.object.cls)) {
-      record::Applier applier(registry_, records, nullptr);
+      LateLinks links(*this);
+      record::Applier applier(registry_, records, &links);
       if (applier.Apply(records.Get(w.record), *component.object.cls, component.object.ptr, nullptr)
               .ok()) {
         applier.RunLoadedHooks();

@@ -48,6 +48,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 #include <string>
 #include <string_view>
@@ -272,6 +273,9 @@ class WorldCapture {
   // Whether the subject of `h` is still there, as itself (RunSavedHooks).
   struct Hooked;
   bool StillThere(const Hooked& h);
+  // A level's capture (only_level_): the objects outside the level a reference may point to,
+  // by address, with the subject IDs a whole save gives them (Links::SetOutside).
+  void ListOutsideLevel(std::unordered_map<const void*, Guid>* out);
   // Marks the hooked subjects `gone` picks as gone (a level removed, another map opened).
   void NoteGone(const std::function<bool(const Hooked&)>& gone);
 
@@ -394,6 +398,8 @@ class World : public HostEvents {
  private:
   friend class WorldCapture;
   class Applier;
+  class SubjectsNow;
+  class LateLinks;
   struct WaitingComponent;
 
   // The placed actors the map made, by ID: what a save holds as destroyed when they are gone.
