@@ -1435,6 +1435,7 @@ class World::Applier {
     for (Spawn& s : spawns_) {
       if (s.spawned || Objects().Contains(s.id)) host_.FinishSpawn(s.id);
     }
+    MatchMadeWhileSpawning();
     ApplyPass(0, false);
     host_.PlaceAll(placements_);
     for (auto& [chunk, apply] : appliers_) {
@@ -1801,6 +1802,57 @@ class World::Applier {
       return;
     }
     spawns_.push_back({&c, i, subject, cls, *level_at, PlacementOf(a)});
+  }
+
+  // The host reports no component made while its actor spawns (Host::BeginSpawn), and the first
+  // pass runs the game's code (setters) on the actors spawned again, which may make one. The
+  // records of this apply that wait for a component of such an actor are matched again once the
+  // spawns are done, and those whose component is there now are taken for the second pass.
+  void MatchMadeWhileSpawning() {
+    std::vector<std::unique_ptr<WaitingComponent>>& waiting = world_.waiting_;
+    // Matched in the list's order, and taken out of it; those not there still wait, in order.
+    // (The host's reading calls change nothing, so the list holds still meanwhile.)
+    std::vector<std::pair<std::unique_ptr<WaitingComponent>, Object>> matched;
+    ActorView actor;
+    bool actor_found = false;
+    listed_for_ = Guid();
+    for (std::unique_ptr<WaitingComponent>& w : waiting) {
+      if (w->game != game_ || !spawning_.Contains(w->actor)) continue;
+      if (listed_for_.is_none() || listed_for_ != w->actor) {
+        listed_for_ = w->actor;
+        components_.clear();
+        actor_found = host_.FindActor(w->actor, &actor);
+        if (actor_found) host_.ListComponents(actor, &components_);
+      }
+      if (!actor_found) continue;
+      for (const ComponentView& v : components_) {
+        if (v.name.view() != w->name) continue;
+        matched.emplace_back(std::move(w), v.object);
+        break;
+      }
+    }
+    listed_for_ = Guid();
+    if (matched.empty()) return;
+    std::erase(waiting, nullptr);
+    for (const auto& [w, object] : matched) {
+      --report_->waiting;
+      const record::CheckedPayload& records = w->chunk->payload;
+      if (!SameClass(registry_, SavedClass(records.tables(), records.layout(w->record)),
+                     object.cls)) {
+        Mismatch(SavedClassText(records.tables(), records.layout(w->record)),
+                 records.subject(w->record), object.cls);
+        continue;
+      }
+      TakeLate(*w->chunk, w->record, object);
+    }
+  }
+
+  // Take, once the table of objects by subject may have been made (Objects(), in the first pass):
+  // the record's object goes into it too. (A chunk's table by record leaves out a record taken
+  // late, and a reference to it is then found by its subject, here.)
+  void TakeLate(const LoadedGame::Chunk& c, std::size_t i, Object o) {
+    Take(c, i, o, false);
+    if (objects_made_) objects_.Put(c.payload.subject(i), o);
   }
 
   void FindComponent(const Pending& p) {
