@@ -911,25 +911,7 @@ void WorldCapture::Gather(const record::CheckedPayload::Post& post) {
 
 void WorldCapture::ListOutsideLevel(std::unordered_map<const void*, Guid>* out) {
   Host& host = world_.host();
-  std::vector<GlobalView> globals;
-  host.ListGlobals(&globals);
-  for (const GlobalView& g : globals) {
-    if (g.object) out->emplace(g.object.ptr, DeriveGlobalId(g.role, g.object.cls->name()));
-  }
-  for (const auto& [name, object] : world_.registered_) {
-    out->emplace(object.ptr, DeriveRegisteredId(name));
-  }
-  std::vector<PlayerView> players;
-  host.ListPlayers(&players);
-  for (const PlayerView& p : players) {
-    const auto index = static_cast<std::uint32_t>(p.index);
-    const std::pair<PlayerPart, Object> parts[] = {{PlayerPart::kController, p.controller},
-                                                   {PlayerPart::kPawn, p.pawn},
-                                                   {PlayerPart::kPlayerState, p.player_state}};
-    for (const auto& [part, object] : parts) {
-      if (object) out->emplace(object.ptr, DerivePlayerId(index, part));
-    }
-  }
+  world_.VisitNamedSubjects([out](Guid id, Object object) { out->emplace(object.ptr, id); });
   // Other levels' actors and their components (a player's pawn keeps its player's ID).
   std::vector<ComponentView> components;
   for (Name level : host.Levels()) {
@@ -1329,24 +1311,7 @@ class World::SubjectsNow {
  private:
   void List() {
     listed_ = true;
-    std::vector<GlobalView> globals;
-    world_.host_.ListGlobals(&globals);
-    for (const GlobalView& g : globals) {
-      if (g.object) others_.Put(DeriveGlobalId(g.role, g.object.cls->name()), g.object);
-    }
-    for (const auto& [name, object] : world_.registered_) {
-      others_.Put(DeriveRegisteredId(name), object);
-    }
-    std::vector<PlayerView> players;
-    world_.host_.ListPlayers(&players);
-    for (const PlayerView& p : players) {
-      const auto index = static_cast<std::uint32_t>(p.index);
-      if (p.controller) others_.Put(DerivePlayerId(index, PlayerPart::kController), p.controller);
-      if (p.pawn) others_.Put(DerivePlayerId(index, PlayerPart::kPawn), p.pawn);
-      if (p.player_state) {
-        others_.Put(DerivePlayerId(index, PlayerPart::kPlayerState), p.player_state);
-      }
-    }
+    world_.VisitNamedSubjects([this](Guid id, Object object) { others_.Put(id, object); });
   }
 
   World& world_;
@@ -2094,6 +2059,26 @@ World::World(Host& host, const reflect::TypeRegistry& registry)
 }
 
 World::~World() { host_.SetEvents(nullptr); }
+
+void World::VisitNamedSubjects(const std::function<void(Guid, Object)>& each) {
+  std::vector<GlobalView> globals;
+  host_.ListGlobals(&globals);
+  for (const GlobalView& g : globals) {
+    if (g.object) each(DeriveGlobalId(g.role, g.object.cls->name()), g.object);
+  }
+  for (const auto& [name, object] : registered_) each(DeriveRegisteredId(name), object);
+  std::vector<PlayerView> players;
+  host_.ListPlayers(&players);
+  for (const PlayerView& p : players) {
+    const auto index = static_cast<std::uint32_t>(p.index);
+    const std::pair<PlayerPart, Object> parts[] = {{PlayerPart::kController, p.controller},
+                                                   {PlayerPart::kPawn, p.pawn},
+                                                   {PlayerPart::kPlayerState, p.player_state}};
+    for (const auto& [part, object] : parts) {
+      if (object) each(DerivePlayerId(index, part), object);
+    }
+  }
+}
 
 Status World::Register(Name name, Object object) {
   if (name.view().empty() || name.view().size() > 1024) {

@@ -397,6 +397,9 @@ class World : public HostEvents {
 
  private:
   friend class WorldCapture;
+  // Each global, registered object and local player's part there is now, with the subject ID a
+  // capture derives for it (whether or not its class holds state).
+  void VisitNamedSubjects(const std::function<void(Guid, Object)>& each);
   class Applier;
   class SubjectsNow;
   class LateLinks;
