@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "rolly/format/internal/directory.h"
+#include "rolly/format/internal/front_bounds.h"
 #include "rolly/format/internal/header_codec.h"
 #include "rolly/format/internal/zstd_codec.h"
 
@@ -204,11 +205,8 @@ Status Damaged(std::string_view part, std::string_view what) {
 struct Front {
   Bytes header;
   Bytes directory;
-  std::uint64_t chunks_size = 0;
-
-  std::uint64_t file_size() const {
-    return kPreludeSize + header.size() + directory.size() + chunks_size;
-  }
+  // The whole file's size, as checked against its bound.
+  std::uint64_t file_size = 0;
 };
 
 // `late`: where a late chunk checksum goes, listed (its 8 bytes left zero) instead of computed
@@ -223,6 +221,7 @@ Result<Front> EncodeFront(const Header& header_fields, const std::vector<Encoded
   }
   ByteWriter(&front.directory).Varint(encoded.size());
   std::size_t piece = 1;
+  std::uint64_t chunks_size = 0;
   for (const EncodedChunk& e : encoded) {
     DirectoryEntry entry;
     entry.id = e.chunk->id();
@@ -243,17 +242,11 @@ Result<Front> EncodeFront(const Header& header_fields, const std::vector<Encoded
       late->push_back({front.directory.size() - 8, piece, entry.id, std::string(entry.key)});
     }
     if (!e.stored.empty()) ++piece;
-    front.chunks_size += e.stored.size();
+    chunks_size += e.stored.size();
   }
-  if (front.directory.size() > kMaxDirectorySize) {
-    return InvalidInputError(fmt::format("directory is {} bytes, above its bound of {}",
-                                         front.directory.size(), kMaxDirectorySize));
-  }
-  // Only chunks carried in a codec a later version added may be stored larger than they decode.
-  if (front.file_size() > kMaxFileSize) {
-    return InvalidInputError(fmt::format("the file would be {} bytes, above its bound of {}",
-                                         front.file_size(), kMaxFileSize));
-  }
+  ROLLY_ASSIGN_OR_RETURN(front.file_size,
+                         format_internal::CheckFrontSizes(front.header.size(),
+                                                          front.directory.size(), chunks_size));
   return front;
 }
 
@@ -263,7 +256,7 @@ void StoreFullPrelude(std::uint8_t* p, std::uint16_t format_version,
                       Checksum file_checksum) {
   StorePrelude(p, format_version, min_reader_version,
                static_cast<std::uint32_t>(front.header.size()),
-               static_cast<std::uint32_t>(front.directory.size()), front.file_size());
+               static_cast<std::uint32_t>(front.directory.size()), front.file_size);
   StoreU64(p + 32, Checksum::Of(front.header).bits());
   StoreU64(p + 40, Checksum::Of(front.directory).bits());
   StoreU64(p + 48, file_checksum.bits());
@@ -274,7 +267,7 @@ void StoreFullPrelude(std::uint8_t* p, std::uint16_t format_version,
 Result<Bytes> Assemble(std::uint16_t format_version, std::uint16_t min_reader_version,
                        const Header& header_fields, const std::vector<EncodedChunk>& encoded) {
   ROLLY_ASSIGN_OR_RETURN(const Front front, EncodeFront(header_fields, encoded));
-  const std::uint64_t file_size = front.file_size();
+  const std::uint64_t file_size = front.file_size;
   // Appended piece by piece into reserved room: sizing `out` first would zero-fill every byte
   // just before it is overwritten.
   Bytes out;
@@ -357,7 +350,7 @@ Result<FilePieces> LayOutEncodedPieces(std::uint16_t format_version,
   const std::size_t directory_at = kPreludeSize + front.header.size();
   for (LateChecksum& l : out.late_checksums) l.at += directory_at;
 
-  out.size = front.file_size();
+  out.size = front.file_size;
   out.pieces.reserve(1 + encoded.size());
   Bytes& first = out.pieces.emplace_back();
   first.reserve(kPreludeSize + front.header.size() + front.directory.size());
