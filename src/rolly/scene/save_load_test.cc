@@ -260,6 +260,7 @@ class Kennel : public Actor {
   Actor* pet = nullptr;
   QuestLog* log = nullptr;
   Actor* neighbour = nullptr;
+  Component* toy = nullptr;
 };
 
 class Lookout {
@@ -300,11 +301,16 @@ class HandingPurse : public Component {
 // An actor whose setter, while g_forge_heat is set, runs it: the game's code, which a load runs in
 // its first pass for a forge spawned again, before the forge finishes spawning.
 std::function<void(Actor&)> g_forge_heat;
+// Runs when a forge begins play, while set.
+std::function<void(Actor&)> g_forge_begun;
 class Forge : public Actor {
  public:
   void SetHeat(std::int32_t given) {
     heat = given;
     if (g_forge_heat) g_forge_heat(*this);
+  }
+  void BeginPlay() override {
+    if (g_forge_begun) g_forge_begun(*this);
   }
   std::int32_t heat = 0;
 };
@@ -351,7 +357,8 @@ std::unique_ptr<reflect::TypeRegistry> MakeRegistry(bool with_statue = true,
         .Base<Actor>()
         .Field("Pet", &Kennel::pet, reflect::kSaveGame)
         .Field("Log", &Kennel::log, reflect::kSaveGame)
-        .Field("Neighbour", &Kennel::neighbour, reflect::kSaveGame);
+        .Field("Neighbour", &Kennel::neighbour, reflect::kSaveGame)
+        .Field("Toy", &Kennel::toy, reflect::kSaveGame);
     r->Class<Lookout>("Lookout")
         .Field("Watched", &Lookout::watched, reflect::kSaveGame)
         .Field("Pawn", &Lookout::pawn, reflect::kSaveGame);
@@ -4053,6 +4060,28 @@ TEST_F(LevelMemoryTest, ALevelsReferencesOutOfItAreKept) {
   }
 }
 
+// A level's memory saves a reference to a component of another level's actor by the component's
+// subject ID, as a whole save does: a load of a save that wrote that memory finds it.
+TEST_F(LevelMemoryTest, ALevelsMemorySavesAReferenceToAnotherLevelsComponent) {
+  auto a = StreamedGame();
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  ASSERT_OK(a->scene.AddLevel(kAttic));
+  ASSERT_NE(Bulb(*a), nullptr);
+  ASSERT_OK_AND_ASSIGN(Kennel * kennel, a->scene.SpawnActor<Kennel>(kAttic));
+  const Guid id = kennel->id;
+  kennel->toy = Bulb(*a);
+  ASSERT_OK(a->scene.RemoveLevel(kAttic));  // remembered, and written by the save from memory
+  ASSERT_OK(SaveNow(*a, "k"));
+
+  auto b = StreamedGame();
+  ASSERT_OK(b->scene.AddLevel(kCellar));
+  ASSERT_OK(b->scene.AddLevel(kAttic));
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "k", MapChoice::kKeepCurrentMap));
+  auto* again = b->scene.FindActorAs<Kennel>(id);
+  ASSERT_NE(again, nullptr) << Lines(out.report.messages);
+  EXPECT_EQ(again->toy, Bulb(*b)) << Lines(out.report.messages);
+}
+
 // --- 9b. Hooks that change the waiting component records ----------------------------------------
 //
 // A component record waiting for its component applies when the host reports the component
@@ -4069,6 +4098,7 @@ class WaitingHookTest : public LevelMemoryTest {
     g_plaque_loaded = nullptr;
     g_purse_coin = nullptr;
     g_forge_heat = nullptr;
+    g_forge_begun = nullptr;
     LevelMemoryTest::TearDown();
   }
 
@@ -4376,7 +4406,8 @@ TEST_F(WaitingHookTest, ARecordTakenAfterASavesListingIsStillSaved) {
 
 // The host reports no component made while its actor spawns. A forge spawned again by a load
 // makes its plaque in a setter, in the load's first pass, after the plaque's record began to wait:
-// the load matches that record again once its spawns are done, and the plaque gets it.
+// the load matches that record again after that pass, and the plaque gets it before the forge
+// finishes spawning and begins play.
 TEST_F(WaitingHookTest, AComponentMadeWhileItsActorSpawnsAgainGetsItsRecord) {
   auto a = StreamedGame();
   ASSERT_OK_AND_ASSIGN(Actor * forge, a->scene.SpawnActor(Name("Forge"), Name(), {}));
@@ -4386,23 +4417,69 @@ TEST_F(WaitingHookTest, AComponentMadeWhileItsActorSpawnsAgainGetsItsRecord) {
   ASSERT_OK(AddPlaque(*a, id, "Second", "kept"));
   ASSERT_OK(SaveNow(*a, "f"));
 
+  // Keeping the map, the forge begins play as it finishes spawning; opening it, after the load.
+  for (MapChoice map : {MapChoice::kKeepCurrentMap, MapChoice::kOpenSavedMap}) {
+    SCOPED_TRACE(map == MapChoice::kKeepCurrentMap ? "keeping the map" : "opening it");
+    auto b = StreamedGame();
+    std::optional<Result<Component*>> made;
+    g_forge_heat = [&](Actor& f) {
+      made = b->scene.AddComponent(f.id, Name("First"), Name("LoadHookPlaque"));
+    };
+    int loaded = 0;
+    g_plaque_loaded = [&](PlaqueComponent&) { ++loaded; };
+    std::string at_begin_play = "(not begun)";
+    g_forge_begun = [&](Actor& f) {
+      Component* c = f.FindComponent(Name("First"));
+      at_begin_play = c ? static_cast<PlaqueComponent*>(c)->text : "(no plaque)";
+    };
+    ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "f", map));
+    g_forge_heat = nullptr;
+    g_forge_begun = nullptr;
+    ASSERT_EQ(out.report.spawned, 1u) << Lines(out.report.messages);
+    EXPECT_EQ(out.report.waiting, 1u) << "only the Second plaque, never made, waits\n"
+                                      << Lines(out.report.messages);
+    ASSERT_TRUE(made.has_value()) << "the forge's setter did not run";
+    ASSERT_OK_AND_ASSIGN(Component * plaque, *made);
+    EXPECT_EQ(static_cast<PlaqueComponent*>(plaque)->text, "saved");
+    EXPECT_EQ(at_begin_play, "saved") << "set before its actor began play";
+    EXPECT_EQ(loaded, 1) << "its OnLoaded runs once, with the load's";
+    EXPECT_EQ(MakePlaque(*b, id, "Second"), "kept");
+  }
+}
+
+// A streamed level's apply of the held save matches only the records it left waiting itself, not
+// those an earlier apply of the same save left for the same component. (Here a client, which keeps
+// no level memory, destroys a forge the load spawned again in the Cellar and takes the level out
+// and in again: the load's record still waits for the forge that went.)
+TEST_F(WaitingHookTest, ALevelsApplyMatchesOnlyTheRecordsItLeftWaiting) {
+  auto a = StreamedGame();
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  ASSERT_OK_AND_ASSIGN(Actor * forge, a->scene.SpawnActor(Name("Forge"), kCellar, {}));
+  const Guid id = forge->id;
+  ASSERT_OK(AddPlaque(*a, id, "First", "saved"));
+  ASSERT_OK(SaveNow(*a, "f"));
+
   auto b = StreamedGame();
-  std::optional<Result<Component*>> made;
+  ASSERT_OK(b->scene.AddLevel(kCellar));
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "f", MapChoice::kKeepCurrentMap));
+  ASSERT_EQ(out.report.waiting, 1u) << Lines(out.report.messages);
+  b->scene.DestroyActor(id);
+  b->scene.SetAuthority(false);
+  ASSERT_OK(b->scene.RemoveLevel(kCellar));
+  Component* made = nullptr;
   g_forge_heat = [&](Actor& f) {
-    made = b->scene.AddComponent(f.id, Name("First"), Name("LoadHookPlaque"));
+    Result<Component*> c = b->scene.AddComponent(f.id, Name("First"), Name("LoadHookPlaque"));
+    if (c.ok()) made = *c;
   };
   int loaded = 0;
   g_plaque_loaded = [&](PlaqueComponent&) { ++loaded; };
-  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "f"));
-  g_forge_heat = nullptr;
-  ASSERT_EQ(out.report.spawned, 1u) << Lines(out.report.messages);
-  EXPECT_EQ(out.report.waiting, 1u) << "only the Second plaque, never made, waits\n"
-                                    << Lines(out.report.messages);
-  ASSERT_TRUE(made.has_value()) << "the forge's setter did not run";
-  ASSERT_OK_AND_ASSIGN(Component * plaque, *made);
-  EXPECT_EQ(static_cast<PlaqueComponent*>(plaque)->text, "saved");
-  EXPECT_EQ(loaded, 1) << "its OnLoaded runs once, with the load's";
-  EXPECT_EQ(MakePlaque(*b, id, "Second"), "kept");
+  ASSERT_OK(b->scene.AddLevel(kCellar));
+  ASSERT_FALSE(reports.empty());
+  EXPECT_EQ(reports.back().apply.spawned, 1u) << Lines(reports.back().apply.messages);
+  EXPECT_EQ(reports.back().apply.waiting, 0u) << Lines(reports.back().apply.messages);
+  ASSERT_NE(made, nullptr);
+  EXPECT_EQ(static_cast<PlaqueComponent*>(made)->text, "saved");
+  EXPECT_EQ(loaded, 1) << "the plaque took one record";
 }
 
 // A component made while its actor spawns again, of another class than its record's: the record is

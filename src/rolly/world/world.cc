@@ -43,6 +43,18 @@ bool HasState(const reflect::ClassInfo& cls) {
   return !plan.fields.empty() || plan.extra;
 }
 
+// Whether actor `a` saves, as a save lists it: not a local player's own pawn (it saves with its
+// player), not Saving::kNever, and Saving::kAlways or holding state itself or in a component.
+// `components` gets its components that hold state.
+bool ActorSaves(Host& host, const ActorView& a, std::vector<ComponentView>* components) {
+  if (a.player_pawn || a.saving == Saving::kNever || !a.object) return false;
+  components->clear();
+  host.ListComponents(a, components);
+  std::erase_if(*components,
+                [](const ComponentView& c) { return !c.object || !HasState(*c.object.cls); });
+  return a.saving == Saving::kAlways || HasState(*a.object.cls) || !components->empty();
+}
+
 // The saved class of records of `layout`: None when the process has no such name (no class of
 // the game bears it), so for comparing only; SavedClassText gives its text for messages.
 Name SavedClass(const record::ChunkTables& tables, std::uint32_t layout) {
@@ -185,6 +197,7 @@ const LoadedGame::Chunk* LoadedGame::Find(ChunkId id, std::string_view key) cons
 // A component record waiting for its component (made by an apply, read by a capture's Gather).
 struct World::WaitingComponent {
   std::shared_ptr<const LoadedGame> game;
+  std::uint64_t apply = 0;  // the apply that left it waiting (World::applies_)
   const LoadedGame::Chunk* chunk = nullptr;
   std::size_t record = 0;
   Guid actor;
@@ -518,12 +531,14 @@ class WorldCapture::Links : public record::ObjectLinks {
   }
   void* Resolve(Guid, const reflect::ClassInfo&) override { return nullptr; }
 
-  // Objects by address, with their subject IDs.
-  using Outside = std::unordered_map<const void*, Guid>;
-  // For a level's capture, whose subjects are that level's alone: `list` lists the objects
-  // outside the level that a reference may point to, the first time one is not a subject. It
-  // calls the host, so this capture's records must be written on the game thread.
-  void SetOutside(std::function<void(Outside*)> list) { list_outside_ = std::move(list); }
+  // Objects by address (AddressKey), with their subject IDs.
+  using Outside = GuidMap<Guid>;
+  static Guid AddressKey(const void* p) { return Guid(0, reinterpret_cast<std::uintptr_t>(p)); }
+  // For a level's capture, whose subjects are that level's alone: `list(stage, out)` adds to
+  // `out` the objects outside the level a save lists, in stages (WorldCapture::ListOutsideLevel),
+  // each listed the first time a reference is found neither among the subjects nor in the stages
+  // before. It calls the host, so this capture's records must be written on the game thread.
+  void SetOutside(std::function<void(int, Outside*)> list) { list_outside_ = std::move(list); }
 
  private:
   struct Slot {
@@ -569,21 +584,19 @@ class WorldCapture::Links : public record::ObjectLinks {
   }
   std::optional<record::LinkTarget> LocateOutside(const void* key) {
     if (!list_outside_) return std::nullopt;
-    if (!outside_listed_) {
-      outside_listed_ = true;
-      list_outside_(&outside_);
+    for (;;) {
+      if (const Guid* id = outside_.Find(AddressKey(key))) return record::LinkTarget{*id, 0};
+      if (outside_stages_ == WorldCapture::kOutsideStages) return std::nullopt;
+      list_outside_(outside_stages_++, &outside_);
     }
-    const auto it = outside_.find(key);
-    if (it == outside_.end()) return std::nullopt;
-    return record::LinkTarget{it->second, 0};
   }
 
   const reflect::TypeRegistry& registry_;
   const std::vector<Subject>* subjects_;
   std::vector<Slot> slots_;  // empty until a reference is located
   std::size_t chunk_ = 0;
-  std::function<void(Outside*)> list_outside_;
-  bool outside_listed_ = false;
+  std::function<void(int, Outside*)> list_outside_;
+  int outside_stages_ = 0;  // how many stages were listed
   Outside outside_;
 };
 
@@ -608,7 +621,10 @@ void WorldCapture::Gather(const record::CheckedPayload::Post& post) {
   const World::CaptureHint hint = whole ? world_.capture_hint_ : World::CaptureHint{};
   // A level's references out of it save the IDs of what they point to, as a whole save's do.
   if (!whole) {
-    links_->SetOutside([this](Links::Outside* out) { ListOutsideLevel(out); });
+    assert(!post);  // (the host is called to list them, on the thread writing the records)
+    links_->SetOutside([&world = world_, level = only_level_](int stage, Links::Outside* out) {
+      ListOutsideLevel(world, level, stage, out);
+    });
   }
   // Taken as the subjects are listed: a component made after that (by a pre-save hook, say) is
   // not in this save, so the record it took must be.
@@ -768,12 +784,7 @@ void WorldCapture::Gather(const record::CheckedPayload::Post& post) {
     for (const PlayerView& p : players) {
       if (p.pawn && p.pawn.ptr == a.object.ptr) pawns.emplace_back(a.object.ptr, a.transform);
     }
-    if (a.player_pawn || a.saving == Saving::kNever || !a.object) return;
-    components.clear();
-    host.ListComponents(a, &components);
-    std::erase_if(components,
-                  [](const ComponentView& c) { return !c.object || !HasState(*c.object.cls); });
-    if (a.saving != Saving::kAlways && !HasState(*a.object.cls) && components.empty()) return;
+    if (!ActorSaves(host, a, &components)) return;
     actor.spawned = a.spawned;
     if (a.level != persistent) {
       actor.level = a.level.view();
@@ -909,21 +920,21 @@ void WorldCapture::Gather(const record::CheckedPayload::Post& post) {
   }
 }
 
-void WorldCapture::ListOutsideLevel(std::unordered_map<const void*, Guid>* out) {
-  Host& host = world_.host();
-  world_.VisitNamedSubjects([out](Guid id, Object object) { out->emplace(object.ptr, id); });
-  // Other levels' actors and their components (a player's pawn keeps its player's ID).
+void WorldCapture::ListOutsideLevel(World& world, Name level, int stage, GuidMap<Guid>* out) {
+  auto note = [out](const void* object, Guid id) { out->Insert(Links::AddressKey(object), id); };
+  if (stage == 0) {
+    // (First: a player's pawn keeps its player part's ID.)
+    world.VisitNamedSubjects([&](Guid id, Object object) { note(object.ptr, id); });
+    return;
+  }
+  Host& host = world.host();
   std::vector<ComponentView> components;
-  for (Name level : host.Levels()) {
-    if (level == only_level_) continue;
-    host.VisitActors(level, [&](const ActorView& a) {
-      if (!a.object || a.id.is_none()) return;
-      out->emplace(a.object.ptr, a.id);
-      components.clear();
-      host.ListComponents(a, &components);
-      for (const ComponentView& c : components) {
-        if (c.object) out->emplace(c.object.ptr, DeriveComponentId(a.id, c.name));
-      }
+  for (Name other : host.Levels()) {
+    if (other == level) continue;
+    host.VisitActors(other, [&](const ActorView& a) {
+      if (a.id.is_none() || !ActorSaves(host, a, &components)) return;
+      note(a.object.ptr, a.id);
+      for (const ComponentView& c : components) note(c.object.ptr, DeriveComponentId(a.id, c.name));
     });
   }
 }
@@ -1295,7 +1306,9 @@ void WorldCapture::NoteGone(const std::function<bool(const Hooked&)>& gone) {
 // apply whose own records did not take that subject: an actor by the host's look-up; a global, a
 // registered object or a local player's part by the ID a capture derives for it, listed the first
 // time an ID is not an actor's. A component's ID is derived from its actor's and its name and is
-// not listed: a component is not found this way.
+// not listed: a component is not found this way. The listed objects are kept for the finder's
+// life (one apply), as the apply's own table of objects is: the game's code the apply runs must
+// not destroy a global or a player's part meanwhile.
 class World::SubjectsNow {
  public:
   explicit SubjectsNow(World& world) : world_(world) {}
@@ -1348,6 +1361,7 @@ class World::Applier {
         game_(std::move(game)),
         report_(report),
         only_level_(only_level),
+        apply_(++world.applies_),
         subjects_now_(world) {}
 
   // The live object saved as `id`, as `cls` (ObjectLinks::Resolve for every chunk's apply): the
@@ -1397,10 +1411,14 @@ class World::Applier {
     // First pass: the spawned actors' values (their targets, and only theirs, come after the
     // finds'); they finish spawning; then everything else.
     ApplyPass(found_targets_, true);
+    // Components the first pass made (the host reports none made while its actor spawns): theirs
+    // are set now, before their actors finish spawning (and begin play), as the others' were.
+    const std::size_t made_while_spawning = targets_.size();
+    MatchMadeWhileSpawning();
+    ApplyPass(made_while_spawning, true);
     for (Spawn& s : spawns_) {
       if (s.spawned || Objects().Contains(s.id)) host_.FinishSpawn(s.id);
     }
-    MatchMadeWhileSpawning();
     ApplyPass(0, false);
     host_.PlaceAll(placements_);
     for (auto& [chunk, apply] : appliers_) {
@@ -1771,8 +1789,8 @@ class World::Applier {
 
   // The host reports no component made while its actor spawns (Host::BeginSpawn), and the first
   // pass runs the game's code (setters) on the actors spawned again, which may make one. The
-  // records of this apply that wait for a component of such an actor are matched again once the
-  // spawns are done, and those whose component is there now are taken for the second pass.
+  // records of this apply that wait for a component of such an actor are matched again after the
+  // first pass, and those whose component is there now are taken for it (TakeLate).
   void MatchMadeWhileSpawning() {
     std::vector<std::unique_ptr<WaitingComponent>>& waiting = world_.waiting_;
     // Matched in the list's order, and taken out of it; those not there still wait, in order.
@@ -1782,7 +1800,7 @@ class World::Applier {
     bool actor_found = false;
     listed_for_ = Guid();
     for (std::unique_ptr<WaitingComponent>& w : waiting) {
-      if (w->game != game_ || !spawning_.Contains(w->actor)) continue;
+      if (w->apply != apply_ || !spawning_.Contains(w->actor)) continue;
       if (listed_for_.is_none() || listed_for_ != w->actor) {
         listed_for_ = w->actor;
         components_.clear();
@@ -1812,11 +1830,12 @@ class World::Applier {
     }
   }
 
-  // Take, once the table of objects by subject may have been made (Objects(), in the first pass):
-  // the record's object goes into it too. (A chunk's table by record leaves out a record taken
-  // late, and a reference to it is then found by its subject, here.)
+  // Take for the first pass, once the table of objects by subject may have been made (Objects(),
+  // by a reference the first pass resolved): the record's object goes into it too. (A chunk's
+  // table by record leaves out a record taken late, and a reference to it is then found by its
+  // subject, here.)
   void TakeLate(const LoadedGame::Chunk& c, std::size_t i, Object o) {
-    Take(c, i, o, false);
+    Take(c, i, o, true);
     if (objects_made_) objects_.Put(c.payload.subject(i), o);
   }
 
@@ -1857,6 +1876,7 @@ class World::Applier {
     // Not there yet: it waits for the host to report it created.
     auto w = std::make_unique<WaitingComponent>();
     w->game = game_;
+    w->apply = apply_;
     w->chunk = &c;
     w->record = i;
     w->actor = comp.actor;
@@ -2042,6 +2062,8 @@ class World::Applier {
   // The components of actor `listed_for_` (none: no list held).
   Guid listed_for_;
   std::vector<ComponentView> components_;
+  // This apply's number (World::applies_), given to the records it leaves waiting.
+  std::uint64_t apply_;
   SubjectsNow subjects_now_;
 };
 
@@ -2064,7 +2086,9 @@ void World::VisitNamedSubjects(const std::function<void(Guid, Object)>& each) {
   std::vector<GlobalView> globals;
   host_.ListGlobals(&globals);
   for (const GlobalView& g : globals) {
-    if (g.object) each(DeriveGlobalId(g.role, g.object.cls->name()), g.object);
+    if (g.object && HasState(*g.object.cls)) {
+      each(DeriveGlobalId(g.role, g.object.cls->name()), g.object);
+    }
   }
   for (const auto& [name, object] : registered_) each(DeriveRegisteredId(name), object);
   std::vector<PlayerView> players;
@@ -2075,7 +2099,7 @@ void World::VisitNamedSubjects(const std::function<void(Guid, Object)>& each) {
                                                    {PlayerPart::kPawn, p.pawn},
                                                    {PlayerPart::kPlayerState, p.player_state}};
     for (const auto& [part, object] : parts) {
-      if (object) each(DerivePlayerId(index, part), object);
+      if (object && HasState(*object.cls)) each(DerivePlayerId(index, part), object);
     }
   }
 }

@@ -48,7 +48,6 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <unordered_map>
 #include <unordered_set>
 #include <string>
 #include <string_view>
@@ -273,9 +272,12 @@ class WorldCapture {
   // Whether the subject of `h` is still there, as itself (RunSavedHooks).
   struct Hooked;
   bool StillThere(const Hooked& h);
-  // A level's capture (only_level_): the objects outside the level a reference may point to,
-  // by address, with the subject IDs a whole save gives them (Links::SetOutside).
-  void ListOutsideLevel(std::unordered_map<const void*, Guid>* out);
+  // A capture of `level` (only_level_): adds to `out` the objects outside the level that a save
+  // lists, by address (Links::AddressKey), with the subject IDs it gives them, in stages listed as
+  // references need them (Links::SetOutside): 0, the globals, registered objects and players'
+  // parts; 1, the other levels' actors and their components (a walk of the world).
+  static constexpr int kOutsideStages = 2;
+  static void ListOutsideLevel(World& world, Name level, int stage, GuidMap<Guid>* out);
   // Marks the hooked subjects `gone` picks as gone (a level removed, another map opened).
   void NoteGone(const std::function<bool(const Hooked&)>& gone);
 
@@ -397,8 +399,8 @@ class World : public HostEvents {
 
  private:
   friend class WorldCapture;
-  // Each global, registered object and local player's part there is now, with the subject ID a
-  // capture derives for it (whether or not its class holds state).
+  // Each global, registered object and local player's part there is now that a save lists (a
+  // global's or part's class holds state), with the subject ID a capture derives for it.
   void VisitNamedSubjects(const std::function<void(Guid, Object)>& each);
   class Applier;
   class SubjectsNow;
@@ -452,6 +454,8 @@ class World : public HostEvents {
   // or, for a load or SetHeld(game), the count when it was held.
   std::uint64_t captures_begun_ = 0;
   std::uint64_t held_at_ = 0;
+  // Applies begun (a load's, a streamed level's), numbering them.
+  std::uint64_t applies_ = 0;
   // The captures alive now (a save keeps its capture until the write ends, for OnSaved): a level
   // removed meanwhile makes them forget its objects. Shared with the captures, so one that
   // outlives the World finds the list still there.
