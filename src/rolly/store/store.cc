@@ -605,6 +605,11 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
 
   Result<format::Header> NewestHeader(const FileName& name, std::string_view slot) {
     const Copies c = KnownCopies(name, slot);
+    // As a load (LoadNewest): a copy that could not be read may hold the newest save, so the
+    // other copy's header is not given in its place.
+    for (const CopyInfo* i : {&c.a, &c.b}) {
+      if (i->state == CopyState::kFailed) return i->why;
+    }
     const std::optional<Copy> newest = c.Newest();
     if (!newest) return NoCopyStatus(c);
     const FileName chosen = name.copy() == *newest ? name : name.Other();

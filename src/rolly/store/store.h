@@ -256,7 +256,8 @@ class Store {
   void LoadCopy(std::string_view slot, Copy copy, LoadCallback done);
 
   // The header of the newest valid copy, read from both copies' first bytes (never from the index,
-  // which may lag a crash). Statuses as Load.
+  // which may lag a crash). Statuses as Load: a copy that cannot be read fails it too, rather than
+  // the other copy's header being given in its place.
   void ReadNewestHeader(std::string_view slot, HeaderCallback done);
 
   // Deletes both copies of `slot` and its index entry, the one without the newest save first (read

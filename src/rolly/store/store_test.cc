@@ -1047,6 +1047,47 @@ TEST_F(StoreTest, LoadRefusesWhenACopyCannotBeReadRatherThanReturnAnOlderSave) {
   EXPECT_OK(Load(store, "s").status());
 }
 
+// A header read that cannot read one copy fails with that copy's status, as a load does, rather
+// than give the other copy's header, which may be an older save's; a slot copy fails the same way
+// and writes nothing. Regression: ReadNewestHeader gave the other copy's header (copy a's "one"
+// when the newest copy, b, could not be read).
+TEST_F(StoreTest, ReadNewestHeaderRefusesWhenACopyCannotBeReadAsLoadDoes) {
+  MemoryBackend memory;
+  ASSERT_NO_FATAL_FAILURE(SaveEach(memory, "s", {"one", "two"}));  // b newest
+  // Runs `ask` on a store over a backend object of its own (so it knows nothing of the slot yet)
+  // whose `nth` read fails with `status`. Each call reads copy a, then copy b.
+  const auto failing_read = [&](std::uint64_t nth, const Status& status, auto ask) {
+    FaultBackend backend(&memory);
+    Store store(backend, workers_, mailbox_);
+    const auto rule = backend.Add(FaultRule::Fail(status).On(Op::kRead).Nth(nth));
+    const Status got = ask(store);
+    EXPECT_EQ(backend.hits(rule), 1u);
+    return got;
+  };
+  const struct {
+    std::uint64_t nth;
+    Status status;
+  } cases[] = {{2, StorageFailedError("io")}, {1, SignedOutError("user")}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.status.ToString());
+    EXPECT_THAT(
+        failing_read(c.nth, c.status, [&](Store& s) { return NewestHeader(s, "s").status(); }),
+        StatusIs(c.status.code()));
+    EXPECT_THAT(failing_read(c.nth, c.status, [&](Store& s) { return Load(s, "s").status(); }),
+                StatusIs(c.status.code()));
+    EXPECT_THAT(
+        failing_read(c.nth, c.status, [&](Store& s) { return CopySlot(s, "s", "t").status(); }),
+        StatusIs(c.status.code()));
+    EXPECT_FALSE(memory.Peek(SlotFile("t", Copy::kA)).has_value());
+    EXPECT_FALSE(memory.Peek(SlotFile("t", Copy::kB)).has_value());
+  }
+  FaultBackend backend(&memory);
+  Store store(backend, workers_, mailbox_);
+  ASSERT_OK_AND_ASSIGN(const format::Header h, NewestHeader(store, "s"));
+  EXPECT_EQ(h.title, "two");
+  EXPECT_EQ(h.sequence, 2u);
+}
+
 // A delete removes the copy without the newest save first, reading which one that is when no
 // store knows yet, so a delete cut short leaves the newest save; one that cannot read a copy
 // deletes nothing.
