@@ -9,10 +9,28 @@
 
 namespace rolly::store_internal {
 
+// Shared between one operation and its `finished`: whether the start has returned, whether the
+// operation finished, and the queue to move on (set when the turn starts).
+struct FileQueue::Turn {
+  std::mutex mutex;
+  bool starting = true;
+  bool finished = false;
+  std::shared_ptr<FileQueue> queue;
+};
+
 void FileQueue::Enqueue(Op op) {
+  Entry entry{std::move(op), std::make_shared<Turn>(), nullptr};
+  entry.finished = [turn = entry.turn] {
+    {
+      std::lock_guard lock(turn->mutex);
+      turn->finished = true;
+      if (turn->starting) return;  // Pump's loop runs the next operation
+    }
+    turn->queue->Pump();
+  };
   {
     std::lock_guard lock(mutex_);
-    ops_.push_back(std::move(op));
+    ops_.push_back(std::move(entry));
     if (running_) return;
     running_ = true;
   }
@@ -20,40 +38,25 @@ void FileQueue::Enqueue(Op op) {
 }
 
 void FileQueue::Pump() {
-  // Shared between one operation and its `finished`: whether the start has returned, and whether
-  // the operation finished.
-  struct Turn {
-    std::mutex mutex;
-    bool starting = true;
-    bool finished = false;
-  };
   std::exception_ptr failed;
   for (;;) {
-    Op op;
+    Entry entry;
     {
       std::lock_guard lock(mutex_);
       if (ops_.empty()) {
         running_ = false;
         break;
       }
-      op = std::move(ops_.front());
+      entry = std::move(ops_.front());
       ops_.pop_front();
     }
+    entry.turn->queue = shared_from_this();
     bool waits = false;
     try {
-      auto turn = std::make_shared<Turn>();
-      auto self = shared_from_this();
-      op([self, turn] {
-        {
-          std::lock_guard lock(turn->mutex);
-          turn->finished = true;
-          if (turn->starting) return;  // the loop below runs the next operation
-        }
-        self->Pump();
-      });
-      std::lock_guard lock(turn->mutex);
-      turn->starting = false;
-      waits = !turn->finished;  // `finished` will pump when the operation ends
+      entry.op(std::move(entry.finished));
+      std::lock_guard lock(entry.turn->mutex);
+      entry.turn->starting = false;
+      waits = !entry.turn->finished;  // `finished` will pump when the operation ends
     } catch (...) {
       // The operation could not start (an allocation failed on this thread): its turn ends here,
       // the operations after it still run, and the first failure goes to the caller.

@@ -3,9 +3,11 @@
 //
 // An operation is started with a `finished` function it must call exactly once, from any thread,
 // when it is done; the next operation starts then. An operation that finishes inside its own
-// start does not recurse: the queue runs the next one in a loop. An operation whose start throws
-// (an allocation failing) must not have handed `finished` on: its turn ends with the throw, the
-// operations after it still run, and the call that ran it (Enqueue, or the `finished` of the
+// start does not recurse: the queue runs the next one in a loop. What a turn needs besides the
+// operation is made by Enqueue, which throws (an allocation failing) before queueing anything:
+// the queue itself allocates nothing to start a turn, on whichever thread moves it on. An
+// operation whose start throws must not have handed `finished` on: its turn ends with the throw,
+// the operations after it still run, and the call that ran it (Enqueue, or the `finished` of the
 // operation before) rethrows the first such exception.
 //
 // Thread rules: Enqueue from any thread.
@@ -35,10 +37,18 @@ class FileQueue : public std::enable_shared_from_this<FileQueue> {
   std::shared_ptr<void>& state() { return state_; }
 
  private:
+  struct Turn;
+  // An operation waiting for its turn, with what the turn needs (made by Enqueue).
+  struct Entry {
+    Op op;
+    std::shared_ptr<Turn> turn;
+    Finished finished;
+  };
+
   void Pump();
 
   std::mutex mutex_;
-  std::deque<Op> ops_;
+  std::deque<Entry> ops_;
   bool running_ = false;
   std::shared_ptr<void> state_;
 };
