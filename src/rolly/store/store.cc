@@ -24,6 +24,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <type_traits>
 #include <utility>
 
 #include "rolly/store/internal/file_queue.h"
@@ -105,25 +106,19 @@ T& StateOf(FileQueue& queue) {
   return *static_cast<T*>(queue.state().get());
 }
 
-// Makes a backend call that must answer whatever happens: the store calls from workers and
-// backend threads, where an exception has no caller to reach and ends the process, and an
-// operation left unanswered would hold its queue, every flush and the store's closing for ever.
-// `call` hands the backend the callback it is given. `answer` runs once: with the backend's
+// A backend call that must answer whatever happens: the store calls from workers and backend
+// threads, where an exception has no caller to reach and ends the process, and an operation left
+// unanswered would hold its queue, every flush and the store's closing for ever. Made in two
+// steps: constructing it allocates everything it needs (an allocation failing throws there,
+// before anything is asked), then Make asks the backend. `answer` runs once: with the backend's
 // answer, or, when the call throws before the backend answered (std::bad_alloc inside the
-// backend, or a game's backend that throws), here with StorageFailed, as a failed call. False
-// when the call threw. A backend that answers at once runs `answer` inside the call: what
-// `answer` throws then is the store's own failure, not the backend's, and goes on.
-template <typename T, typename Call>
-bool CallBackend(Call call, std::function<void(T)> answer) {
-  struct Once {
-    std::function<void(T)> answer;
-    std::atomic<bool> claimed{false};
-    std::atomic<std::thread::id> answer_threw_on{};
-  };
-  auto once = std::make_shared<Once>();
-  once->answer = std::move(answer);
-  try {
-    call(std::function<void(T)>([once](T value) {
+// backend, or a game's backend that throws), inside Make with StorageFailed, as a failed call.
+template <typename T>
+class BackendCall {
+ public:
+  explicit BackendCall(std::function<void(T)> answer) : once_(std::make_shared<Once>()) {
+    once_->answer = std::move(answer);
+    callback_ = [once = once_](T value) {
       if (once->claimed.exchange(true)) return;
       try {
         once->answer(std::move(value));
@@ -131,16 +126,71 @@ bool CallBackend(Call call, std::function<void(T)> answer) {
         once->answer_threw_on.store(std::this_thread::get_id());
         throw;
       }
-    }));
-    return true;
+    };
+  }
+
+  // `call` hands the backend the callback it is given. False when the call threw. Call once. A
+  // backend that answers at once runs `answer` inside the call: what `answer` throws then is the
+  // store's own failure, not the backend's, and goes on.
+  template <typename Call>
+  bool Make(Call call) {
+    try {
+      call(std::move(callback_));
+      return true;
+    } catch (...) {
+      if (once_->answer_threw_on.load() == std::this_thread::get_id()) throw;
+      Status threw = store_internal::ThrownCallStatus();
+      // Already claimed: the backend answered before it threw, and that answer stands.
+      if (!once_->claimed.exchange(true)) once_->answer(T(std::move(threw)));
+      return false;
+    }
+  }
+
+ private:
+  struct Once {
+    std::function<void(T)> answer;
+    std::atomic<bool> claimed{false};
+    std::atomic<std::thread::id> answer_threw_on{};
+  };
+  std::shared_ptr<Once> once_;
+  std::function<void(T)> callback_;
+};
+
+// What `work` returns, or, when it throws, StorageFailed naming the exception: for the store's
+// own work on workers and backends' threads (an allocation failing there), where an exception has
+// no caller to reach. When even that status cannot be made (memory is that short), the second
+// exception goes on.
+template <typename T, typename Work>
+T Guarded(Work&& work) {
+  try {
+    return work();
   } catch (...) {
-    if (once->answer_threw_on.load() == std::this_thread::get_id()) throw;
-    Status threw = store_internal::ThrownCallStatus();
-    // Already claimed: the backend answered before it threw, and that answer stands.
-    if (!once->claimed.exchange(true)) once->answer(T(std::move(threw)));
-    return false;
+    return T(store_internal::ThrownStatus("the store's work"));
   }
 }
+
+// What an operation's callback gets, handed from the thread that ends the operation to the game
+// thread.
+template <typename T>
+struct Reply {
+  std::function<void(T)> done;
+  std::optional<T> result;
+};
+
+// One operation from its request to its callback, shared by every step of it. Made when the
+// operation is asked (Store::Impl::Ask), with the mailbox step that will run its callback: the
+// thread that ends the operation then only fills in the result and posts the step, and a step
+// that cannot be taken (an allocation failing on a worker or a backend's thread) still finds what
+// ends the operation, never a part of it moved into the step that failed.
+template <typename T>
+struct Operation {
+  std::shared_ptr<Reply<T>> reply;
+  // Runs the callback on the game thread; moved out when posted.
+  std::function<void()> step;
+  // Ends the operation's turn on its queue, set when the turn comes (saves, listings and index
+  // writes; the other operations run through RunInTurn, which keeps it itself).
+  FileQueue::Finished finished;
+};
 
 // A copy read and checked: what it is, and its bytes and header when valid.
 struct CheckedCopy {
@@ -218,41 +268,38 @@ Status NoCopyStatus(const Copies& c) {
   return DamagedError(detail);
 }
 
-// A save waiting for its chunks to be encoded and for its turn.
+// A save waiting for its chunks to be encoded and for its turn. The write starts once both have
+// come, on the thread of the one that came last.
 struct SaveJob {
   std::string slot;
   FileName name;  // copy a
+  std::shared_ptr<Operation<Result<SaveInfo>>> op;
   std::uint16_t format_version = format::kFormatVersion;
   std::uint16_t min_reader_version = format::kMinReaderVersion;
   format::Header header;
+  // Why the file could not be sealed once its write was asked (StartSave), which fails the save.
+  Status unsealed;
 
   std::mutex mutex;
   std::optional<Result<format::EncodedChunks>> encoded;
-  std::function<void(bool)> waiter;
+  bool turn_waits = false;  // the turn came first, and waits for the chunks
 
-  SaveJob(std::string s, FileName n) : slot(std::move(s)), name(std::move(n)) {}
+  SaveJob(std::string s, FileName n, std::shared_ptr<Operation<Result<SaveInfo>>> o)
+      : slot(std::move(s)), name(std::move(n)), op(std::move(o)) {}
 
-  // Called on a worker thread.
-  void SetEncoded(Result<format::EncodedChunks> r) {
-    std::function<void(bool)> w;
-    {
-      std::lock_guard lock(mutex);
-      encoded.emplace(std::move(r));
-      w = std::move(waiter);
-    }
-    if (w) w(true);
+  // Sets the chunks, or the status of their failure (any thread). True when the turn came first:
+  // the caller then starts the write, on its own thread.
+  bool SetEncoded(Result<format::EncodedChunks> r) {
+    std::lock_guard lock(mutex);
+    encoded.emplace(std::move(r));
+    return turn_waits;
   }
-  // Runs `fn` once the chunks are encoded: at once when they are (`fn(false)`, on the calling
-  // thread), else on the worker that encoded them (`fn(true)`).
-  void WhenEncoded(std::function<void(bool)> fn) {
-    {
-      std::lock_guard lock(mutex);
-      if (!encoded) {
-        waiter = std::move(fn);
-        return;
-      }
-    }
-    fn(false);
+  // At the write's turn, once op->finished is set: true when the chunks are in, and the caller
+  // starts the write; else SetEncoded's caller will.
+  bool TurnCame() {
+    std::lock_guard lock(mutex);
+    turn_waits = !encoded;
+    return !turn_waits;
   }
 };
 
@@ -310,16 +357,52 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     ++in_flight_;
   }
 
-  // Posts `value` for `done` to the game thread; the operation ends there when it runs.
+  // The operation for a request's callback `done`, its step made ready (see Operation). Throws when
+  // an allocation fails: a request then throws before it is handed on (no request was made).
   template <typename T>
-  void Reply(std::function<void(T)> done, T value) {
-    std::weak_ptr<Impl> weak = weak_from_this();
-    mailbox_.Post([weak, done = std::move(done), value = std::move(value)]() mutable {
+  std::shared_ptr<Operation<T>> Ask(std::function<void(T)> done) {
+    auto op = std::make_shared<Operation<T>>();
+    op->reply = std::make_shared<Reply<T>>();
+    op->reply->done = std::move(done);
+    op->step = [weak = weak_from_this(), reply = op->reply] {
+      // The callback and its result are let go of here, on the game thread, run or not.
+      std::function<void(T)> callback = std::move(reply->done);
+      std::optional<T> result = std::move(reply->result);
       std::shared_ptr<Impl> self = weak.lock();
       if (!self || self->closed_.load()) return;
       self->pending_.fetch_sub(1);
-      if (done) done(std::move(value));
-    });
+      if (callback) callback(std::move(*result));
+    };
+    return op;
+  }
+
+  // Posts `value` for the operation's callback (any thread, once; never throws); the operation
+  // ends on the game thread when it runs. The step was made when the operation was asked, so
+  // this allocates only when the mailbox's queue must grow: when that fails, the reply is lost
+  // (the callback never runs, and the operation stays counted; store.h says so).
+  template <typename T>
+  void Answer(Operation<T>& op, T value) {
+    op.reply->result.emplace(std::move(value));
+    try {
+      mailbox_.Post(std::move(op.step));
+    } catch (...) {
+      // Lost, as above: nothing on this thread can reach the game thread any more.
+    }
+  }
+
+  // Answers a queued operation and ends its turn (any thread; never throws).
+  template <typename T>
+  void Complete(Operation<T>& op, T value, FileQueue::Finished& finished) {
+    Answer(op, std::move(value));
+    Finish(finished);
+  }
+
+  // Completes a queued operation with StorageFailed naming the exception being handled (call only
+  // inside a catch block): a step of the store's own that could not be taken (an allocation
+  // failing). When even that status cannot be made, the second exception goes on.
+  template <typename T>
+  void CompleteThrown(Operation<T>& op, FileQueue::Finished& finished) {
+    Complete(op, T(store_internal::ThrownStatus("the store's work")), finished);
   }
 
   // The operation's work is done: its reply is posted and its queue has moved on.
@@ -328,10 +411,12 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     if (--in_flight_ == 0) idle_.notify_all();
   }
 
-  // Replies to an operation refused before it reached a queue.
+  // Replies to an operation refused before it reached a queue (on the game thread, inside the
+  // request: a post that fails throws to the caller, and no request was made).
   template <typename T>
-  void Refuse(std::function<void(T)> done, T value) {
-    Reply(std::move(done), std::move(value));
+  void Refuse(Operation<T>& op, T value) {
+    op.reply->result.emplace(std::move(value));
+    mailbox_.Post(std::move(op.step));
     End();
   }
 
@@ -352,54 +437,67 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     queues_.clear();
   }
 
+  // The queue of file `base`. Finding one already known allocates nothing.
   std::shared_ptr<FileQueue> QueueOf(std::string_view base) {
     std::lock_guard lock(mutex_);
-    auto it = queues_.find(std::string(base));
+    auto it = queues_.find(base);
     if (it != queues_.end()) return it->second;
     auto queue = store_internal::QueueFor(backend_.instance_id(), base);
     queues_.emplace(std::string(base), queue);
     return queue;
   }
 
-  // Queues `work` (which replies) on `base`'s queue; at its turn it runs on a worker. `finished`
-  // moves from step to step, so no step still holds the queue once the work is done (a store that
-  // closes must let go of every queue: what a queue knows dies with its last holder).
-  // `work` moves from step to step too, never copied: it holds the caller's callback until it
-  // replies, and a copy destroyed on a worker would destroy what the callback owns there, off the
-  // game thread (each operation's work moves the callback into its Reply).
-  void RunInTurn(std::string_view base, std::function<void()> work) {
+  // Queues `work` on `base`'s queue. At its turn `work` runs on a worker, where it may block on
+  // the backend; `deliver` gets what it returns, and the turn ends. When no worker can be had at
+  // the turn, or `work` throws (an allocation failing), `deliver` gets StorageFailed naming it
+  // instead. `deliver` must not throw, and must be quick then: it runs on whichever thread moved
+  // the queue on, a backend's maybe. Everything the turn needs is made here, so a failure at the
+  // turn still finds `deliver` and the turn's end.
+  template <typename Work, typename Deliver>
+  void RunInTurn(std::string_view base, Work work, Deliver deliver) {
+    using T = std::invoke_result_t<Work&>;
+    struct Turn {
+      Work work;
+      Deliver deliver;
+      FileQueue::Finished finished;
+    };
+    auto turn = std::make_shared<Turn>(Turn{std::move(work), std::move(deliver), nullptr});
     auto self = shared_from_this();
-    QueueOf(base)->Enqueue([self, work = std::move(work)](FileQueue::Finished finished) mutable {
-      self->workers_.Post(
-          [self, work = std::move(work), finished = std::move(finished)]() mutable {
-            work();
-            self->Finish(finished);
-          });
+    QueueOf(base)->Enqueue([self, turn](FileQueue::Finished finished) {
+      turn->finished = std::move(finished);
+      try {
+        self->workers_.Post([self, turn] {
+          turn->deliver(Guarded<T>(turn->work));
+          self->Finish(turn->finished);
+        });
+      } catch (...) {
+        turn->deliver(T(store_internal::ThrownStatus("the store's work")));
+        self->Finish(turn->finished);
+      }
     });
+  }
+  // RunInTurn for an operation that answers what `work` returns.
+  template <typename T, typename Work>
+  void AnswerInTurn(std::string_view base, std::shared_ptr<Operation<T>> op, Work work) {
+    auto self = shared_from_this();
+    RunInTurn(base, std::move(work), [self, op](T value) { self->Answer(*op, std::move(value)); });
   }
   // Queues the write of `job` on its slot's queue. At its turn, once the chunks are encoded, a
   // worker lays the file out (the worker that encoded them, when the turn came first) and hands it
-  // to the backend; the backend's completion replies to `done` and moves the queue on, so no
-  // thread waits for the write and no worker wakes between the write and the reply.
-  void EnqueueWrite(std::shared_ptr<SaveJob> job, std::function<void(Result<SaveInfo>)> done) {
+  // to the backend; the backend's completion replies and moves the queue on, so no thread waits
+  // for the write and no worker wakes between the write and the reply.
+  void EnqueueWrite(const std::shared_ptr<SaveJob>& job) {
     auto self = shared_from_this();
-    QueueOf(job->name.base())
-        ->Enqueue([self, job, done = std::move(done)](FileQueue::Finished finished) mutable {
-          // The caller's callback is moved along, never copied: a copy destroyed on a worker
-          // would destroy what the callback owns there, off the game thread.
-          job->WhenEncoded([self, job, done = std::move(done),
-                            finished = std::move(finished)](bool on_worker) mutable {
-            auto start = [self, job, done = std::move(done),
-                          finished = std::move(finished)]() mutable {
-              self->StartSave(job, std::move(done), std::move(finished));
-            };
-            if (on_worker) {
-              start();
-            } else {
-              self->workers_.Post(std::move(start));
-            }
-          });
-        });
+    QueueOf(job->name.base())->Enqueue([self, job](FileQueue::Finished finished) {
+      job->op->finished = std::move(finished);
+      if (!job->TurnCame()) return;  // the encoding starts the write
+      try {
+        self->workers_.Post([self, job] { self->StartSave(job); });
+      } catch (...) {
+        // Nothing is written, and nothing of the copies was touched.
+        self->CompleteThrown(*job->op, job->op->finished);
+      }
+    });
   }
 
   // --- Copies of a slot (called only by that slot's queue operations) --------------------------
@@ -441,6 +539,27 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     std::uint64_t size = 0;
   };
 
+  // Makes the save's file with `make` and encodes its chunks (on a worker, as soon as the save is
+  // asked for). What `make` throws fails the save with StorageFailed naming it, as does what the
+  // store's own work throws here (an allocation failing): nothing is written then.
+  Result<format::EncodedChunks> MakeAndEncode(SaveJob& job, Store::FileMaker& make) {
+    return Guarded<Result<format::EncodedChunks>>([&]() -> Result<format::EncodedChunks> {
+      if (!make) return InvalidInputError("no file to save");
+      std::optional<Result<format::File>> file;
+      try {
+        file.emplace(make());
+      } catch (...) {
+        file.emplace(store_internal::ThrownStatus("the file maker"));
+      }
+      make = nullptr;  // what it holds is let go of before the chunks are encoded
+      if (!file->ok()) return file->status();
+      job.format_version = (*file)->format_version;
+      job.min_reader_version = (*file)->min_reader_version;
+      job.header = std::move((*file)->header);
+      return format::EncodeChunks(std::move((*file)->chunks), options_.write);
+    });
+  }
+
   // Chooses the copy to write and lays the file out as pieces, unsealed (worker only; may read both
   // copies).
   Result<PlannedSave> PlanSave(SaveJob& job, format::FilePieces* pieces_out) {
@@ -475,74 +594,113 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     if (!pieces.ok()) return pieces.status();
     const std::uint64_t size = pieces->size;
     *pieces_out = *std::move(pieces);
-
-    // Until the backend answers, the target counts as damaged.
-    c.Of(target) = CopyInfo{CopyState::kDamaged, 0, 0, DamagedError("a save to it did not finish")};
-    SetCopies(job.name, c);
-    return PlannedSave{c, target, sequence, size};
+    return PlannedSave{std::move(c), target, sequence, size};
   }
 
-  // Runs a save at its turn (worker only): plans it, then writes it; the reply and the end of the
-  // turn come from the backend's completion (quick: bookkeeping and a post to the mailbox).
-  void StartSave(const std::shared_ptr<SaveJob>& job, std::function<void(Result<SaveInfo>)> done,
-                 FileQueue::Finished finished) {
+  // A save's write, ready to be asked for: the file's first piece (its front, set once the
+  // checksums are computed) and the rest, and the call with its completion.
+  struct SaveWrite {
+    std::optional<FileName> target;
+    Bytes first;
+    std::vector<Bytes> pieces;
+    std::vector<ByteView> rest;  // views of `pieces`, which the backend keeps until the front
+    std::vector<format::LateChecksum> late_checksums;
+    std::shared_ptr<LateFront> front;
+    std::optional<BackendCall<Status>> call;
+  };
+
+  // Plans a save and makes everything its write needs (worker only). The copy to write is counted
+  // damaged last: until then, what fails (an allocation) has written nothing and changed nothing.
+  Status PrepareSave(const std::shared_ptr<SaveJob>& job, std::optional<SaveWrite>* out) {
     format::FilePieces laid_out;
-    Result<PlannedSave> plan = PlanSave(*job, &laid_out);
-    if (!plan.ok()) {
-      Reply(std::move(done), Result<SaveInfo>(plan.status()));
-      Finish(finished);
+    ROLLY_ASSIGN_OR_RETURN(PlannedSave plan, PlanSave(*job, &laid_out));
+    SaveWrite& w = out->emplace();
+    w.target = job->name.copy() == plan.target ? job->name : job->name.Other();
+    // The chunks' bytes go to the backend at once, and the checksums (each chunk's, then the
+    // directory's and the file's) are computed while the backend writes them; the first piece
+    // follows. The backend keeps the chunks' bytes until it has the first piece, and answers
+    // after.
+    w.first = std::move(laid_out.pieces.front());
+    laid_out.pieces.erase(laid_out.pieces.begin());
+    w.pieces = std::move(laid_out.pieces);
+    w.rest.assign(w.pieces.begin(), w.pieces.end());
+    w.late_checksums = std::move(laid_out.late_checksums);
+    w.front = std::make_shared<LateFront>(w.first.size());
+    // Until the backend answers, the target counts as damaged.
+    plan.copies.Of(plan.target) =
+        CopyInfo{CopyState::kDamaged, 0, 0, DamagedError("a save to it did not finish")};
+    Copies marked = plan.copies;
+    auto self = shared_from_this();
+    w.call.emplace([self, job, plan = std::move(plan)](Status written) mutable {
+      std::shared_ptr<Operation<Status>> index_write;
+      Result<SaveInfo> info =
+          self->FinishSave(*job, std::move(plan), std::move(written), &index_write);
+      // The reply first: the index write's layout, which may run right here, need not hold it
+      // up. The change is noted and the write counted already, so a listing or a flush asked
+      // from the callback sees both.
+      self->Answer(*job->op, std::move(info));
+      if (index_write) self->EnqueueIndexWrite(std::move(index_write));
+      self->Finish(job->op->finished);
+    });
+    SetCopies(job->name, std::move(marked));  // throws only before it changes anything
+    return OkStatus();
+  }
+
+  // Runs a save at its turn: plans it, then writes it; the reply and the end of the turn come from
+  // the backend's completion (quick: bookkeeping and a post to the mailbox). On a worker; or, for
+  // a save whose chunks failed (it reads nothing), on the thread that learned of it last.
+  void StartSave(const std::shared_ptr<SaveJob>& job) {
+    std::optional<SaveWrite> write;
+    Status ready = Guarded<Status>([&] { return PrepareSave(job, &write); });
+    if (!ready.ok()) {
+      Complete(*job->op, Result<SaveInfo>(std::move(ready)), job->op->finished);
       return;
     }
-    const FileName target_name = job->name.copy() == plan->target ? job->name : job->name.Other();
-    // The chunks' bytes go to the backend at once, and the checksums (each chunk's, then the
-    // directory's and the file's) are computed here while the backend writes them; the first
-    // piece follows. The backend keeps the chunks' bytes until it has the first piece, and
-    // answers after.
-    std::vector<Bytes>& pieces = laid_out.pieces;
-    Bytes first = std::move(pieces.front());
-    pieces.erase(pieces.begin());
-    const std::vector<ByteView> rest(pieces.begin(), pieces.end());
-    auto front = std::make_shared<LateFront>(first.size());
-    auto self = shared_from_this();
-    const bool asked = CallBackend<Status>(
-        [&](StatusCallback answer) {
-          backend_.Write(target_name, front, std::move(pieces), std::move(answer));
-        },
-        [self, job, plan = *std::move(plan), done = std::move(done),
-         finished = std::move(finished)](Status written) mutable {
-          bool index_write = false;
-          Result<SaveInfo> info = self->FinishSave(*job, std::move(plan), written, &index_write);
-          // The reply first: the index write's layout, which may run right here, need not hold
-          // it up. The change is noted and the write counted already, so a listing or a flush
-          // asked from the callback sees both.
-          self->Reply(std::move(done), std::move(info));
-          if (index_write) self->EnqueueIndexWrite();
-          self->Finish(finished);
-        });
+    SaveWrite& w = *write;
+    const bool asked = w.call->Make([&](StatusCallback answer) {
+      backend_.Write(*w.target, w.front, std::move(w.pieces), std::move(answer));
+    });
     // A write that threw has failed already, as any failed write, and started nothing (Backend's
     // contract). The backend may have let go of the chunks' bytes, so the file is not sealed; the
     // front is set all the same, unsealed, so that nothing is left waiting on it.
-    if (asked) format::SealFilePieces(first, rest, laid_out.late_checksums);
-    front->Set(std::move(first));
+    if (asked) {
+      try {
+        format::SealFilePieces(w.first, w.rest, w.late_checksums);
+      } catch (...) {
+        // Sealing allocates (a chunk's checksum), and failed. The write is asked and waits for
+        // its front: it gets one of zeros, which no reader takes, so the copy fails its checks
+        // as a torn write's would, and the save fails (FinishSave).
+        job->unsealed = store_internal::ThrownStatus("the store's work");
+        std::fill(w.first.begin(), w.first.end(), std::uint8_t{0});
+      }
+    }
+    w.front->Set(std::move(w.first));
   }
 
-  // Records what the backend answered for a planned save. `index_write` is set when the caller
-  // must queue the index write noted (EnqueueIndexWrite).
-  Result<SaveInfo> FinishSave(SaveJob& job, PlannedSave plan, const Status& written,
-                              bool* index_write) {
+  // Records what the backend answered for a planned save (on the backend's thread; never
+  // throws). `index_write` is set to the index write the caller must queue (EnqueueIndexWrite).
+  Result<SaveInfo> FinishSave(SaveJob& job, PlannedSave plan, Status written,
+                              std::shared_ptr<Operation<Status>>* index_write) {
     Copies& c = plan.copies;
+    if (written.ok() && !job.unsealed.ok()) written = std::move(job.unsealed);
     if (!written.ok()) {
       // The copy may hold its old bytes, nothing valid, or (over a network) the new save: it is
-      // unknown until read again, so the next operation reads both copies first.
+      // unknown until read again, so the next operation reads both copies first (SetCopies
+      // forgets what is known).
       c.Of(plan.target).state = CopyState::kFailed;
-      c.Of(plan.target).why = written;
-      SetCopies(job.name, c);
+      SetCopies(job.name, std::move(c));
       return written;
     }
     c.Of(plan.target) = CopyInfo{CopyState::kValid, plan.sequence, plan.size, Status()};
-    SetCopies(job.name, c);
-    *index_write = NoteSlot(job.slot, SlotInfoOf(job.slot, job.header, c, plan.target, plan.size));
-    return SaveInfo{job.slot, plan.target, plan.sequence, plan.size};
+    try {
+      *index_write =
+          NoteSlot(job.slot, SlotInfoOf(job.slot, job.header, c, plan.target, plan.size));
+    } catch (...) {
+      // The entry could not be made (an allocation failing): the save is durable all the same,
+      // and the index lags it until the slot's next save or delete, as a cache may.
+    }
+    SetCopies(job.name, std::move(c));
+    return SaveInfo{std::move(job.slot), plan.target, plan.sequence, plan.size};
   }
 
   Result<LoadResult> LoadNewest(const FileName& name, std::string_view slot) {
@@ -636,7 +794,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     Copies c;
     c.known = true;
     SetCopies(name, c);
-    if (NoteSlot(std::string(slot), std::nullopt)) EnqueueIndexWrite();
+    if (auto write = NoteSlot(std::string(slot), std::nullopt)) EnqueueIndexWrite(std::move(write));
     return OkStatus();
   }
 
@@ -662,38 +820,68 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     return s;
   }
 
-  // Records a slot's new entry (or its removal) for the index. True when no index write is queued
-  // yet: one is then counted as an operation (so a flush waits for it), and the caller must queue
-  // it with EnqueueIndexWrite before its own operation ends. Otherwise the write already queued
-  // takes this change too.
-  bool NoteSlot(const std::string& slot, std::optional<SlotInfo> info) {
+  // Records a slot's new entry (or its removal) for the index; throws (an allocation failing) only
+  // before it records anything. When no index write is queued yet, one is counted as an
+  // operation (so a flush waits for it) and returned: the caller must queue it with
+  // EnqueueIndexWrite before its own operation ends. Otherwise (nullptr) the write already
+  // queued takes this change too; so does the next one, when this one could not be counted.
+  std::shared_ptr<Operation<Status>> NoteSlot(const std::string& slot,
+                                              std::optional<SlotInfo> info) {
     {
       std::lock_guard lock(mutex_);
       index_changes_[slot] = std::move(info);
-      if (!options_.keep_index || index_write_queued_) return false;
+      if (!options_.keep_index || index_write_queued_) return nullptr;
       index_write_queued_ = true;
     }
+    std::shared_ptr<Operation<Status>> write;
+    try {
+      write = Ask(std::function<void(Status)>());
+    } catch (...) {
+      std::lock_guard lock(mutex_);
+      index_write_queued_ = false;
+      return nullptr;
+    }
     Begin();
-    return true;
+    return write;
   }
 
-  // Queues the index write NoteSlot counted.
-  void EnqueueIndexWrite() {
+  // Queues the index write NoteSlot counted. As RunInTurn, but the write's completion ends the
+  // turn (no worker waits for it). When the index is known and small, its turn lays it out at
+  // once, on the thread that moved the queue on (mostly the backend's, right after the save's
+  // write): no worker is woken between a save's write and its index's. Otherwise a worker does,
+  // which may have to read the index first. A write that cannot be queued (an allocation
+  // failing) ends uncounted: the changes wait for the next one. Never throws, but when memory is
+  // so short that a failure's status cannot be made (store.h).
+  void EnqueueIndexWrite(std::shared_ptr<Operation<Status>> write) {
     auto self = shared_from_this();
-    auto index_a = FileName::ForIndex(options_.prefix, Copy::kA);
-    // As RunInTurn, but the write's completion ends the turn (no worker waits for it). When the
-    // index is known and small, its turn lays it out at once, on the thread that moved the queue
-    // on (mostly the backend's, right after the save's write): no worker is woken between a save's
-    // write and its index's. Otherwise a worker does, which may have to read the index first.
-    QueueOf(index_a->base())->Enqueue([self](FileQueue::Finished finished) {
-      if (self->IndexWriteIsQuick()) {
-        self->StartIndexWrite(std::move(finished));
-        return;
+    std::shared_ptr<std::atomic<bool>> started;
+    try {
+      started = std::make_shared<std::atomic<bool>>(false);
+      QueueOf(FileName::ForIndex(options_.prefix, Copy::kA)->base())
+          ->Enqueue([self, write, started](FileQueue::Finished finished) {
+            started->store(true);
+            write->finished = std::move(finished);
+            try {
+              if (self->IndexWriteIsQuick()) {
+                self->StartIndexWrite(write);
+                return;
+              }
+              self->workers_.Post([self, write] { self->StartIndexWrite(write); });
+            } catch (...) {
+              self->CompleteThrown(*write, write->finished);
+            }
+          });
+    } catch (...) {
+      // Started already: the queue ran it here, then another operation's start threw (only when
+      // its failure's status could not be made either, memory that short), which goes on.
+      if (started && started->load()) throw;
+      {
+        std::lock_guard lock(mutex_);
+        index_write_queued_ = false;
       }
-      self->workers_.Post([self, finished = std::move(finished)]() mutable {
-        self->StartIndexWrite(std::move(finished));
-      });
-    });
+      Answer(*write, OkStatus());
+      End();
+    }
   }
 
   // Whether the next index write needs no read and little work (index queue only).
@@ -720,90 +908,109 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
   // newest copy is read whole on the backend's own thread, and that read's completion checks it
   // and replies there too: the listing wakes no worker. A worker finishes instead when the
   // completion runs on the game thread (`asker`: a backend that answers at once), when the index
-  // is large, or when anything more must be read (a damaged copy, a rebuild).
-  void StartList(std::function<void(Result<SlotList>)> done, std::thread::id asker,
-                 FileQueue::Finished finished) {
+  // is large, or when anything more must be read (a damaged copy, a rebuild). Never throws: a
+  // step that cannot be taken (an allocation failing) ends the listing with StorageFailed.
+  void StartList(const std::shared_ptr<Operation<Result<SlotList>>>& op, std::thread::id asker) {
     auto self = shared_from_this();
-    bool read = false;
-    if (options_.keep_index) {
-      IndexState& index = Index();
-      std::lock_guard index_lock(index.mutex);
-      read = !index.loaded;
-    }
-    if (!read) {
-      workers_.Post([self, done = std::move(done), finished = std::move(finished)]() mutable {
-        self->Reply(std::move(done), *self->CurrentIndex(nullptr, true));
-        self->Finish(finished);
-      });
-      return;
-    }
     struct Pending {
       IndexReads reads;
       std::atomic<int> left{2};
-      std::function<void(Result<SlotList>)> done;
-      FileQueue::Finished finished;
     };
-    auto pending = std::make_shared<Pending>();
-    pending->done = std::move(done);
-    pending->finished = std::move(finished);
-    // Both copies are in (whole, or their first bytes when the newest was read whole).
-    auto complete = [self, pending, asker]() {
-      std::size_t size = 0;
-      for (const auto& r : pending->reads.bytes) size = std::max(size, r->ok() ? (*r)->size() : 0);
-      if (std::this_thread::get_id() != asker && size <= kQuickIndexBytes) {
-        std::optional<Result<SlotList>> listed = self->CurrentIndex(&pending->reads, false);
-        if (listed) {
-          self->Reply(std::move(pending->done), std::move(*listed));
-          self->Finish(pending->finished);
-          return;
-        }
-      }
-      self->workers_.Post([self, pending] {
-        self->Reply(std::move(pending->done), *self->CurrentIndex(&pending->reads, true));
-        self->Finish(pending->finished);
-      });
-    };
-    const FileName a = *FileName::ForIndex(options_.prefix, Copy::kA);
-    auto head = [self, pending, a, complete](int i) {
-      return [self, pending, a, complete, i](Result<Bytes> r) {
-        IndexReads& reads = pending->reads;
-        reads.whole[i] = !r.ok() || r->size() < kIndexHeadBytes;
-        reads.bytes[i].emplace(std::move(r));
-        if (pending->left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-        // Both first bytes are in (quick from here: two headers).
-        std::optional<Copy> newest;
-        if (!(reads.bytes[0]->ok() && NeedsMoreThan(**reads.bytes[0])) &&
-            !(reads.bytes[1]->ok() && NeedsMoreThan(**reads.bytes[1]))) {
-          Copies c;
-          c.a = IndexHeaderInfo(*reads.bytes[0]);
-          c.b = IndexHeaderInfo(*reads.bytes[1]);
-          newest = c.Newest();
-        }
-        if (!newest || reads.whole[static_cast<int>(*newest)]) {
-          complete();
-          return;
-        }
-        const int n = static_cast<int>(*newest);
-        // On the backend's thread: a call that throws answers StorageFailed (CallBackend).
-        CallBackend<Result<Bytes>>(
-            [&](BytesCallback answer) {
-              self->backend_.ReadPrefix(n == 0 ? a : a.Other(), kMaxReadBytes, std::move(answer));
-            },
-            [pending, complete, n](Result<Bytes> whole) {
-              pending->reads.bytes[n].emplace(std::move(whole));
-              pending->reads.whole[n] = true;
-              complete();
-            });
+    // Lists on a worker, from the reads `pending` holds (nullptr: none made).
+    const auto on_worker = [self, op](std::shared_ptr<Pending> pending) {
+      return [self, op, pending] {
+        Result<SlotList> listed = Guarded<Result<SlotList>>(
+            [&] { return *self->CurrentIndex(pending ? &pending->reads : nullptr, true); });
+        self->Complete(*op, std::move(listed), op->finished);
       };
     };
+    std::shared_ptr<Pending> pending;
+    std::optional<BackendCall<Result<Bytes>>> heads[2];
+    std::optional<FileName> a, b;
+    try {
+      bool read = false;
+      if (options_.keep_index) {
+        IndexState& index = Index();
+        std::lock_guard index_lock(index.mutex);
+        read = !index.loaded;
+      }
+      if (!read) {
+        workers_.Post(on_worker(nullptr));
+        return;
+      }
+      pending = std::make_shared<Pending>();
+      // Both copies are in (whole, or their first bytes when the newest was read whole).
+      auto complete = [self, op, pending, asker, on_worker]() {
+        try {
+          std::size_t size = 0;
+          for (const auto& r : pending->reads.bytes) {
+            size = std::max(size, r->ok() ? (*r)->size() : 0);
+          }
+          if (std::this_thread::get_id() != asker && size <= kQuickIndexBytes) {
+            std::optional<Result<SlotList>> listed = self->CurrentIndex(&pending->reads, false);
+            if (listed) {
+              self->Complete(*op, std::move(*listed), op->finished);
+              return;
+            }
+          }
+          self->workers_.Post(on_worker(pending));
+        } catch (...) {
+          self->CompleteThrown(*op, op->finished);
+        }
+      };
+      a = *FileName::ForIndex(options_.prefix, Copy::kA);
+      b = a->Other();
+      auto head = [self, op, pending, a = *a, b = *b, complete](int i) {
+        return [self, op, pending, a, b, complete, i](Result<Bytes> r) {
+          IndexReads& reads = pending->reads;
+          reads.whole[i] = !r.ok() || r->size() < kIndexHeadBytes;
+          reads.bytes[i].emplace(std::move(r));
+          if (pending->left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+          // Both first bytes are in (quick from here: two headers).
+          int n = 0;
+          std::optional<BackendCall<Result<Bytes>>> whole;
+          try {
+            std::optional<Copy> newest;
+            if (!(reads.bytes[0]->ok() && NeedsMoreThan(**reads.bytes[0])) &&
+                !(reads.bytes[1]->ok() && NeedsMoreThan(**reads.bytes[1]))) {
+              Copies c;
+              c.a = IndexHeaderInfo(*reads.bytes[0]);
+              c.b = IndexHeaderInfo(*reads.bytes[1]);
+              newest = c.Newest();
+            }
+            if (newest && !reads.whole[static_cast<int>(*newest)]) {
+              n = static_cast<int>(*newest);
+              whole.emplace([pending, complete, n](Result<Bytes> bytes) {
+                pending->reads.bytes[n].emplace(std::move(bytes));
+                pending->reads.whole[n] = true;
+                complete();
+              });
+            }
+          } catch (...) {
+            self->CompleteThrown(*op, op->finished);
+            return;
+          }
+          if (!whole) {
+            complete();
+            return;
+          }
+          // On the backend's thread: a call that throws answers StorageFailed (BackendCall).
+          whole->Make([&](BytesCallback answer) {
+            self->backend_.ReadPrefix(n == 0 ? a : b, kMaxReadBytes, std::move(answer));
+          });
+        };
+      };
+      for (int i = 0; i < 2; ++i) heads[i].emplace(head(i));
+    } catch (...) {
+      CompleteThrown(*op, op->finished);
+      return;
+    }
     // The turn may run on a worker or a backend's thread (the operation before it moved the
     // queue on): a read whose call throws answers StorageFailed, as one that failed.
     for (int i = 0; i < 2; ++i) {
-      CallBackend<Result<Bytes>>(
-          [&](BytesCallback answer) {
-            backend_.ReadPrefix(i == 0 ? a : a.Other(), kIndexHeadBytes, std::move(answer));
-          },
-          head(i));
+      heads[i]->Make([&](BytesCallback answer) {
+        backend_.ReadPrefix(i == 0 ? *a : *b, kIndexHeadBytes, std::move(answer));
+      });
     }
   }
 
@@ -876,18 +1083,25 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     }
     if (changes.empty()) return OkStatus();
     if (listed != nullptr) listed->reset();
-    Bytes merged;
     // index.sidx was checked when read, or made by this code: the merge fails only when it would
-    // list more slots than an index may. The changes are then kept for a later merge (a delete
-    // may bring the count back under the bound), newer ones noted meanwhile first.
-    const Status s = store_internal::MergeSlotIndex(*index.sidx, changes, &merged);
-    if (!s.ok()) {
+    // list more slots than an index may, or throws when an allocation fails. The changes are then
+    // kept for a later merge (a delete may bring the count back under the bound), newer ones
+    // noted meanwhile first.
+    const auto keep = [this, &changes] {
       std::lock_guard lock(mutex_);
       index_changes_.merge(changes);
-      return s;
+    };
+    Status s;
+    try {
+      Bytes merged;
+      s = store_internal::MergeSlotIndex(*index.sidx, changes, &merged);
+      if (s.ok()) index.sidx = std::make_shared<const Bytes>(std::move(merged));
+    } catch (...) {
+      keep();
+      throw;
     }
-    index.sidx = std::make_shared<const Bytes>(std::move(merged));
-    return OkStatus();
+    if (!s.ok()) keep();
+    return s;
   }
 
   // Reads both index copies (side by side, one hand-off; or takes `reads`, both already read) and
@@ -1002,18 +1216,21 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
         wait.cv.notify_one();
       };
     };
-    // A read whose call throws answers StorageFailed (CallBackend), so both always answer.
-    const auto read = [this](const FileName& name) {
-      return [this, &name](BytesCallback answer) {
-        backend_.ReadPrefix(name, kMaxReadBytes, std::move(answer));
-      };
-    };
-    CallBackend<Result<Bytes>>(read(first), reader(0));
+    // A read whose call throws answers StorageFailed (BackendCall), so both always answer. Both
+    // calls are made ready first: once the first is asked, nothing of the store's own can fail
+    // but making the second's status when its call throws.
+    BackendCall<Result<Bytes>> calls[2] = {BackendCall<Result<Bytes>>(reader(0)),
+                                           BackendCall<Result<Bytes>>(reader(1))};
+    calls[0].Make([&](BytesCallback answer) {
+      backend_.ReadPrefix(first, kMaxReadBytes, std::move(answer));
+    });
     try {
-      CallBackend<Result<Bytes>>(read(second), reader(1));
+      calls[1].Make([&](BytesCallback answer) {
+        backend_.ReadPrefix(second, kMaxReadBytes, std::move(answer));
+      });
     } catch (...) {
-      // The second read could not be asked (an allocation of the store's own failed). The first
-      // read's callback refers to this frame: it answers before the frame is gone.
+      // The second read's failure could not be made into a status (memory that short). The
+      // first read's callback refers to this frame: it answers before the frame is gone.
       std::unique_lock lock(wait.mutex);
       wait.cv.wait(lock, [&wait] { return wait.left <= 1; });
       throw;
@@ -1098,40 +1315,45 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
   }
 
   // Writes the index with the changes noted so far, at the index queue's turn (on a worker, or on
-  // any thread when IndexWriteIsQuick). The backend's completion records the copy written,
-  // replies and ends the turn.
-  void StartIndexWrite(FileQueue::Finished finished) {
+  // any thread when IndexWriteIsQuick; never throws). The backend's completion records the copy
+  // written, replies and ends the turn. A write that cannot be made ready (an allocation failing)
+  // ends as a failed index write: the changes are in the index the store lists, and the next
+  // index write writes them.
+  void StartIndexWrite(const std::shared_ptr<Operation<Status>>& write) {
     {
       std::lock_guard lock(mutex_);
       index_write_queued_ = false;
     }
-    Copy target = Copy::kA;
-    std::uint64_t sequence = 0;
-    Result<Bytes> bytes = PlanIndexWrite(&target, &sequence);
-    if (!bytes.ok()) {
-      Reply(std::function<void(Status)>(), bytes.status());
-      Finish(finished);
+    Bytes bytes;
+    std::optional<FileName> name;
+    std::optional<BackendCall<Status>> call;
+    Status ready = Guarded<Status>([&]() -> Status {
+      Copy target = Copy::kA;
+      std::uint64_t sequence = 0;
+      ROLLY_ASSIGN_OR_RETURN(bytes, PlanIndexWrite(&target, &sequence));
+      const FileName a = *FileName::ForIndex(options_.prefix, Copy::kA);
+      name = target == Copy::kA ? a : a.Other();
+      // Kept with the index's queue, which this turn holds until it ends.
+      IndexState* index = &Index();
+      const std::uint64_t size = bytes.size();
+      auto self = shared_from_this();
+      call.emplace([self, write, index, target, sequence, size](Status written) {
+        if (written.ok()) {
+          std::lock_guard index_lock(index->mutex);
+          index->copies.Of(target) = CopyInfo{CopyState::kValid, sequence, size, Status()};
+        }
+        self->Complete(*write, std::move(written), write->finished);
+      });
+      return OkStatus();
+    });
+    if (!ready.ok()) {
+      Complete(*write, std::move(ready), write->finished);
       return;
     }
-    const FileName a = *FileName::ForIndex(options_.prefix, Copy::kA);
-    const std::uint64_t size = bytes->size();
-    auto self = shared_from_this();
     // A write that throws answers StorageFailed: the target copy stays damaged, as after any
     // failed write, and the next index write goes to it again.
-    CallBackend<Status>(
-        [&](StatusCallback answer) {
-          backend_.Write(target == Copy::kA ? a : a.Other(), std::move(bytes).value(),
-                         std::move(answer));
-        },
-        [self, target, sequence, size, finished = std::move(finished)](Status written) mutable {
-          if (written.ok()) {
-            IndexState& index = self->Index();
-            std::lock_guard index_lock(index.mutex);
-            index.copies.Of(target) = CopyInfo{CopyState::kValid, sequence, size, Status()};
-          }
-          self->Reply(std::function<void(Status)>(), std::move(written));
-          self->Finish(finished);
-        });
+    call->Make(
+        [&](StatusCallback answer) { backend_.Write(*name, std::move(bytes), std::move(answer)); });
   }
 
   // The index file to write, with every change noted so far, and the copy it goes to (counted as
@@ -1177,7 +1399,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
   std::mutex mutex_;
   std::condition_variable idle_;
   std::size_t in_flight_ = 0;
-  std::map<std::string, std::shared_ptr<FileQueue>> queues_;
+  std::map<std::string, std::shared_ptr<FileQueue>, std::less<>> queues_;
   std::map<std::string, std::optional<SlotInfo>> index_changes_;
   bool index_write_queued_ = false;
 };
@@ -1220,155 +1442,152 @@ void Store::Save(std::string_view slot, format::File file, SaveCallback done) {
 
 void Store::Save(std::string_view slot, FileMaker make, SaveCallback done) {
   Impl::Counted request(*impl_, Impl::Counted::kOperation);
+  auto op = impl_->Ask(std::move(done));
   Result<FileName> name = FileName::ForSlot(impl_->options().prefix, slot, Copy::kA);
   if (!name.ok()) {
-    impl_->Refuse(std::move(done), Result<SaveInfo>(name.status()));
+    impl_->Refuse(*op, Result<SaveInfo>(name.status()));
     request.HandedOn();
     return;
   }
-  auto job = std::make_shared<SaveJob>(std::string(slot), *name);
+  auto job = std::make_shared<SaveJob>(std::string(slot), *name, op);
   auto self = impl_;
   // The encoding's task is made before the write is queued, so nothing after the queueing can
-  // fail for want of memory but the post itself (below).
+  // fail for want of memory but the post itself (below). The job's header and versions are set
+  // before SetEncoded publishes the job (under its lock) to the turn that reads them.
   std::function<void()> encode = [self, job, make = std::move(make)]() mutable {
-    Result<format::File> file =
-        make ? make() : Result<format::File>(InvalidInputError("no file to save"));
+    Result<format::EncodedChunks> encoded = self->MakeAndEncode(*job, make);
     make = nullptr;
-    if (!file.ok()) {
-      job->SetEncoded(file.status());
-      return;
-    }
-    job->format_version = file->format_version;
-    job->min_reader_version = file->min_reader_version;
-    job->header = std::move(file->header);
-    job->SetEncoded(format::EncodeChunks(std::move(file->chunks), self->options().write));
+    if (job->SetEncoded(std::move(encoded))) self->StartSave(job);
   };
   // The write is queued before the encoding is posted: when the slot's turn comes at once, the
   // worker that encodes then goes on to write (one hand-off), where the other order let a quick
   // worker finish before the turn was taken, and the turn then woke a second worker.
-  self->EnqueueWrite(job, std::move(done));
+  self->EnqueueWrite(job);
   request.HandedOn();
-  // The file is made and compressed now, before the slot's turn. The job's header and versions
-  // are set before SetEncoded publishes the job (under its lock) to the turn that reads them.
+  // The file is made and compressed now, before the slot's turn.
   try {
     self->workers_.Post(std::move(encode));
   } catch (...) {
     // The write is queued and waits for the chunks: it fails instead of waiting for ever, and
-    // its callback says so.
-    job->SetEncoded(CancelledError("out of memory"));
+    // its callback says so (at once when the turn waits already: a failed save reads nothing).
+    if (job->SetEncoded(CancelledError("out of memory"))) self->StartSave(job);
   }
 }
 
 void Store::Load(std::string_view slot, LoadCallback done) {
   Impl::Counted request(*impl_, Impl::Counted::kOperation);
+  auto op = impl_->Ask(std::move(done));
   Result<FileName> name = FileName::ForSlot(impl_->options().prefix, slot, Copy::kA);
   if (!name.ok()) {
-    impl_->Refuse(std::move(done), Result<LoadResult>(name.status()));
+    impl_->Refuse(*op, Result<LoadResult>(name.status()));
     request.HandedOn();
     return;
   }
   auto self = impl_;
-  self->RunInTurn(name->base(),
-                  [self, name = *name, slot = std::string(slot), done = std::move(done)]() mutable {
-                    self->Reply(std::move(done), self->LoadNewest(name, slot));
-                  });
+  self->AnswerInTurn(name->base(), op, [self, name = *name, slot = std::string(slot)] {
+    return self->LoadNewest(name, slot);
+  });
   request.HandedOn();
 }
 
 void Store::LoadCopy(std::string_view slot, Copy copy, LoadCallback done) {
   Impl::Counted request(*impl_, Impl::Counted::kOperation);
+  auto op = impl_->Ask(std::move(done));
   Result<FileName> name = FileName::ForSlot(impl_->options().prefix, slot, copy);
   if (!name.ok()) {
-    impl_->Refuse(std::move(done), Result<LoadResult>(name.status()));
+    impl_->Refuse(*op, Result<LoadResult>(name.status()));
     request.HandedOn();
     return;
   }
   auto self = impl_;
-  self->RunInTurn(name->base(),
-                  [self, name = *name, slot = std::string(slot), done = std::move(done)]() mutable {
-                    self->Reply(std::move(done), self->LoadOne(name, slot));
-                  });
+  self->AnswerInTurn(name->base(), op, [self, name = *name, slot = std::string(slot)] {
+    return self->LoadOne(name, slot);
+  });
   request.HandedOn();
 }
 
 void Store::ReadNewestHeader(std::string_view slot, HeaderCallback done) {
   Impl::Counted request(*impl_, Impl::Counted::kOperation);
+  auto op = impl_->Ask(std::move(done));
   Result<FileName> name = FileName::ForSlot(impl_->options().prefix, slot, Copy::kA);
   if (!name.ok()) {
-    impl_->Refuse(std::move(done), Result<format::Header>(name.status()));
+    impl_->Refuse(*op, Result<format::Header>(name.status()));
     request.HandedOn();
     return;
   }
   auto self = impl_;
-  self->RunInTurn(name->base(),
-                  [self, name = *name, slot = std::string(slot), done = std::move(done)]() mutable {
-                    self->Reply(std::move(done), self->NewestHeader(name, slot));
-                  });
+  self->AnswerInTurn(name->base(), op, [self, name = *name, slot = std::string(slot)] {
+    return self->NewestHeader(name, slot);
+  });
   request.HandedOn();
 }
 
 void Store::Delete(std::string_view slot, std::function<void(Status)> done) {
   Impl::Counted request(*impl_, Impl::Counted::kOperation);
+  auto op = impl_->Ask(std::move(done));
   Result<FileName> name = FileName::ForSlot(impl_->options().prefix, slot, Copy::kA);
   if (!name.ok()) {
-    impl_->Refuse(std::move(done), name.status());
+    impl_->Refuse(*op, name.status());
     request.HandedOn();
     return;
   }
   auto self = impl_;
-  self->RunInTurn(name->base(),
-                  [self, name = *name, slot = std::string(slot), done = std::move(done)]() mutable {
-                    self->Reply(std::move(done), self->DeleteBoth(name, slot));
-                  });
+  self->AnswerInTurn(name->base(), op, [self, name = *name, slot = std::string(slot)] {
+    return self->DeleteBoth(name, slot);
+  });
   request.HandedOn();
 }
 
 void Store::CopySlot(std::string_view from, std::string_view to, SaveCallback done) {
   Impl::Counted request(*impl_, Impl::Counted::kOperation);
+  auto op = impl_->Ask(std::move(done));
   Result<FileName> from_name = FileName::ForSlot(impl_->options().prefix, from, Copy::kA);
   Result<FileName> to_name = FileName::ForSlot(impl_->options().prefix, to, Copy::kA);
   if (!from_name.ok() || !to_name.ok()) {
-    impl_->Refuse(std::move(done),
-                 Result<SaveInfo>(from_name.ok() ? to_name.status() : from_name.status()));
+    impl_->Refuse(*op, Result<SaveInfo>(from_name.ok() ? to_name.status() : from_name.status()));
     request.HandedOn();
     return;
   }
   auto self = impl_;
-  auto job = std::make_shared<SaveJob>(std::string(to), *to_name);
+  auto job = std::make_shared<SaveJob>(std::string(to), *to_name, op);
   // The read runs at `from`'s turn and hands the chunks over; the write waits at `to`'s turn.
   // Each ends as a piece of work.
   Impl::Counted read(*self, Impl::Counted::kPiece);
-  self->RunInTurn(from_name->base(), [self, job, name = *from_name, slot = std::string(from)] {
-    Result<LoadResult> loaded = self->LoadNewest(name, slot);
-    if (!loaded.ok()) {
-      job->SetEncoded(loaded.status());
-      return;
-    }
-    job->format_version = loaded->file.format_version;
-    job->min_reader_version = loaded->file.min_reader_version;
-    job->header = std::move(loaded->file.header);
-    job->SetEncoded(format::EncodeChunks(std::move(loaded->file.chunks), self->options().write));
-  });
+  self->RunInTurn(
+      from_name->base(),
+      [self, job, name = *from_name, slot = std::string(from)]() -> Result<format::EncodedChunks> {
+        ROLLY_ASSIGN_OR_RETURN(LoadResult loaded, self->LoadNewest(name, slot));
+        job->format_version = loaded.file.format_version;
+        job->min_reader_version = loaded.file.min_reader_version;
+        job->header = std::move(loaded.file.header);
+        return format::EncodeChunks(std::move(loaded.file.chunks), self->options().write);
+      },
+      // When the write's turn waits already, it starts here: on the read's worker, or, for a read
+      // that failed, wherever its turn failed (a failed save reads nothing).
+      [self, job](Result<format::EncodedChunks> encoded) {
+        if (job->SetEncoded(std::move(encoded))) self->StartSave(job);
+      });
   read.HandedOn();
   // If the write cannot be queued, the read (queued already) still runs and ends its piece.
-  self->EnqueueWrite(job, std::move(done));
+  self->EnqueueWrite(job);
   request.HandedOn();
 }
 
 void Store::ListSlots(ListCallback done) {
   Impl::Counted request(*impl_, Impl::Counted::kOperation);
+  auto op = impl_->Ask(std::move(done));
   Result<FileName> index = FileName::ForIndex(impl_->options().prefix, Copy::kA);
   if (!index.ok()) {
-    impl_->Refuse(std::move(done), Result<SlotList>(index.status()));
+    impl_->Refuse(*op, Result<SlotList>(index.status()));
     request.HandedOn();
     return;
   }
   auto self = impl_;
   const std::thread::id asker = std::this_thread::get_id();
-  self->QueueOf(index->base())
-      ->Enqueue([self, done = std::move(done), asker](FileQueue::Finished finished) mutable {
-        self->StartList(std::move(done), asker, std::move(finished));
-      });
+  self->QueueOf(index->base())->Enqueue([self, op, asker](FileQueue::Finished finished) {
+    op->finished = std::move(finished);
+    self->StartList(op, asker);
+  });
   request.HandedOn();
 }
 

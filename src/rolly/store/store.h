@@ -29,6 +29,25 @@
 // whose write threw counts its copy as unknown, as after any failed write (read again before the
 // next save), and the other copy, the last good save, is untouched.
 //
+// What the store's own work throws on a worker or a backend's thread (std::bad_alloc, an allocation
+// failing there) is taken the same way, and so is what a Save's FileMaker throws: the operation
+// calls back StorageFailed naming the exception, its queue moves on, and the store goes on. A save
+// that fails so before its write is asked has written nothing and changed nothing of the slot's
+// copies. Once the write is asked, only sealing the file (its checksums) can fail so: the write
+// then gets a first piece of zeros, so its copy fails every check as after a torn write, the save
+// calls back StorageFailed, and the other copy, the last good save, is untouched. A save whose slot
+// index entry cannot be made once its write is durable still answers Ok: the index lags it until
+// the slot's next save or delete. A delete that fails so may have removed the copy without the
+// newest save, as when the backend fails it half way; an index write that fails so ends as a failed
+// index write. Two failures still end otherwise:
+//   - The reply. Each operation's mailbox step is made when it is asked, so posting it allocates
+//     only when the mailbox's queue must grow. If that fails, the reply is lost: the callback
+//     never runs (it is destroyed on the thread that failed), and the operation stays in
+//     pending(), so Flush answers Busy at its deadline. Its work is over, its queue moves on, and
+//     the store still closes.
+//   - Memory so short that the failure's own status (its message) cannot be allocated either:
+//     that second std::bad_alloc goes on, and off the game thread it ends the process.
+//
 // The slot index. Each prefix keeps a small index file (itself in two copies) with every slot's
 // header fields, written through the same queues after each save and delete, so a slot list never
 // reads whole saves. A missing or damaged index is rebuilt from the saves' headers. The index is a
@@ -230,7 +249,8 @@ class Store {
   // slot's turn. `done` gets the SaveInfo once the backend reports the bytes durable, or:
   //   InvalidInput   the slot name or the file breaks a rule (docs/format.md, FileName);
   //   NoSpace, StorageFailed, SignedOut, Changed   the backend's answer; the other copy is intact.
-  //                  StorageFailed also when the backend's call threw. StorageFailed and
+  //                  StorageFailed also when the backend's call threw, or the store's own work
+  //                  on a worker failed (an allocation; see Threads above). StorageFailed and
   //                  SignedOut also when a copy could not be read to choose the copy to write
   //                  (nothing is written then: the unread copy may hold the newest save);
   //   NewerVersion   both copies hold saves of a newer version (nothing is written).
@@ -240,7 +260,10 @@ class Store {
   // chunks, world::CapturedWorld::Make) runs there, while the save keeps its place in the slot's
   // order from this call. `make` must touch nothing the game changes meanwhile; it is destroyed on
   // a worker (or before Save returns, when the slot name is refused). When it fails, the save
-  // fails with its status and nothing is written. Statuses as Save of a File, and those of `make`.
+  // fails with its status and nothing is written. When it throws, the save fails with
+  // StorageFailed naming the exception ("the file maker threw: ..."), nothing is written and the
+  // slot's copies are as they were, as when it fails. Statuses as Save of a File, and those of
+  // `make`.
   void Save(std::string_view slot, FileMaker make, SaveCallback done);
 
   // Loads the newest valid copy of `slot`. `done` gets the file and which copy it came from, or:

@@ -1,32 +1,46 @@
-// A store request on the game thread whose allocation fails: for each request, the calling
-// thread's n-th allocation inside it is made to throw std::bad_alloc, for n = 0, 1, 2... until
-// the request goes through. Whatever the request throws, the store stays whole: a flush ends
-// (no operation stays counted that will never call back), the slot's queue still runs what is
-// asked next, and the store closes.
+// A store request whose allocation fails, on the game thread or on the worker that does its work.
+//
+// On the game thread: for each request, the calling thread's n-th allocation inside it is made to
+// throw std::bad_alloc, for n = 0, 1, 2... until the request goes through. Whatever the request
+// throws, the store stays whole: a flush ends (no operation stays counted that will never call
+// back), the slot's queue still runs what is asked next, and the store closes.
+//
+// On the worker: the same sweep over the n-th allocation of the store's only worker thread after
+// the request is asked, until its work makes fewer. The request always calls back, Ok or
+// StorageFailed, and the store stays whole as above.
 //
 // The program replaces the global operator new (core/failing_allocation.h), counting allocations
-// per thread; only the test's thread is ever made to fail.
+// per thread; only the thread armed (the test's, or the worker) is ever made to fail.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <new>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
-#include "rolly/core/mailbox.h"
 #include "rolly/core/failing_allocation.h"
+#include "rolly/core/mailbox.h"
 #include "rolly/core/status_matchers.h"
 #include "rolly/core/worker_pool.h"
 #include "rolly/format/file.h"
+#include "rolly/store/fault_backend.h"
 #include "rolly/store/memory_backend.h"
 #include "rolly/store/store.h"
 
 namespace rolly::store {
 namespace {
+
+using ::testing::AllOf;
+using ::testing::AnyOf;
+using ::testing::Each;
+using ::testing::ElementsAre;
+using ::testing::SizeIs;
 
 constexpr std::chrono::seconds kPatience{30};
 
@@ -104,6 +118,147 @@ TEST(StoreAllocationTest, ARequestWhoseAllocationFailsLeavesTheStoreWhole) {
     EXPECT_TRUE(went_through) << c.name;
     // Each request allocates before it is handed on: the sweep met failures (6 to 19 of them).
     EXPECT_GT(failures, 3) << c.name;
+  }
+}
+
+// Arms the pool's only thread: its next `n` allocations succeed and the one after throws.
+void ArmWorker(WorkerPool& worker, long n) {
+  worker.Post([n] { test_support::FailAllocationAfter(n); });
+  worker.WaitUntilIdle();
+}
+
+// Disarms the pool's only thread, once its work is done. True when the failure armed was met:
+// false when the thread was still armed, its work having made no more than `n` allocations (the
+// probe then meets the failure itself).
+bool DisarmWorker(WorkerPool& worker, long n) {
+  bool met = true;
+  worker.WaitUntilIdle();
+  worker.Post([n, &met] {
+    try {
+      // Calls of the replaced function, which no compiler may leave out (as it may a new
+      // expression).
+      for (long i = 0; i <= n; ++i) ::operator delete(::operator new(1));
+    } catch (const std::bad_alloc&) {
+      met = false;
+    }
+    test_support::FailAllocationAfter(-1);
+  });
+  worker.WaitUntilIdle();
+  return met;
+}
+
+// A request for the sweep on the worker, given the store: its callback appends its status.
+using WorkerRequest = std::function<void(Store&, std::vector<Status>* answers)>;
+
+auto Answering(std::vector<Status>* answers) {
+  return [answers](const auto& r) { answers->push_back(testing_internal::GetStatus(r)); };
+}
+
+// A request, the title a load of "slot" finds after it went through (nullptr: no save), and how
+// many answers it gets (the first decides the title).
+struct WorkerCase {
+  const char* name;
+  WorkerRequest request;
+  const char* title_after;
+  std::size_t answers = 1;
+};
+
+const WorkerCase kWorkerCases[] = {
+    {"Save",
+     [](Store& s, std::vector<Status>* a) { s.Save("slot", MakeFile("again"), Answering(a)); },
+     "again"},
+    {"Save of a file made on the worker",
+     [](Store& s, std::vector<Status>* a) {
+       s.Save(
+           "slot", []() -> Result<format::File> { return MakeFile("made"); }, Answering(a));
+     },
+     "made"},
+    {"Load", [](Store& s, std::vector<Status>* a) { s.Load("slot", Answering(a)); }, "first"},
+    {"LoadCopy",
+     [](Store& s, std::vector<Status>* a) { s.LoadCopy("slot", Copy::kA, Answering(a)); }, "first"},
+    {"ReadNewestHeader",
+     [](Store& s, std::vector<Status>* a) { s.ReadNewestHeader("slot", Answering(a)); }, "first"},
+    {"Delete", [](Store& s, std::vector<Status>* a) { s.Delete("slot", Answering(a)); }, nullptr},
+    {"CopySlot", [](Store& s, std::vector<Status>* a) { s.CopySlot("slot", "copy", Answering(a)); },
+     "first"},
+    {"ListSlots", [](Store& s, std::vector<Status>* a) { s.ListSlots(Answering(a)); }, "first"},
+    // The second's turn starts on the worker, where the first ends.
+    {"ReadNewestHeader, then Load",
+     [](Store& s, std::vector<Status>* a) {
+       s.ReadNewestHeader("slot", Answering(a));
+       s.Load("slot", Answering(a));
+     },
+     "first", 2},
+};
+
+// Each request runs on a store that knows the slot and the index already (its own save made
+// them), and on one that knows nothing yet (a backend object of its own over the same files), so
+// that it reads the copies and the index first. Whatever fails, each request calls back once, Ok
+// or StorageFailed; one that failed leaves the last good save as it was (a delete may have
+// removed it, as when the backend fails a delete half way: it removes the older copy first); and
+// a load after it finds what it left.
+TEST(StoreAllocationTest, AWorkerAllocationThatFailsEndsTheRequestWithAStatus) {
+  const FileName newest = FileName::ForSlot("rolly", "slot", Copy::kA).value();
+  for (const WorkerCase& c : kWorkerCases) {
+    for (const bool knows : {true, false}) {
+      bool went_through = false;
+      long failures = 0;
+      for (long n = 0; n < 10'000 && !went_through; ++n) {
+        SCOPED_TRACE(std::string(c.name) + (knows ? "" : " (knowing nothing)") +
+                     ", worker allocation " + std::to_string(n) + " failing");
+        WorkerPool worker(1);
+        Mailbox mailbox;
+        MemoryBackend memory;
+        BackendWrapper other(&memory);
+        {
+          Store first(memory, worker, mailbox);
+          std::vector<Status> saved;
+          first.Save("slot", MakeFile("first"), Answering(&saved));
+          ASSERT_THAT(first.FlushFor(kPatience), IsOk());
+          ASSERT_THAT(saved, ElementsAre(IsOk()));
+          const Bytes last_good = *memory.Peek(newest);
+          Store second(other, worker, mailbox);
+          Store& store = knows ? first : second;
+
+          std::vector<Status> answers;
+          ArmWorker(worker, n);
+          c.request(store, &answers);
+          const Status flushed = store.FlushFor(kPatience);
+          const bool met = DisarmWorker(worker, n);
+          went_through = !met;
+          failures += met ? 1 : 0;
+          ASSERT_THAT(flushed, IsOk());
+          ASSERT_THAT(answers, AllOf(SizeIs(c.answers),
+                                     Each(AnyOf(IsOk(), StatusIs(StatusCode::kStorageFailed)))));
+          EXPECT_EQ(store.pending(), 0u);
+          const bool ok = answers[0].ok();
+          const std::optional<Bytes> kept = memory.Peek(newest);
+          if (!ok && !(c.title_after == nullptr && !kept)) {
+            EXPECT_TRUE(kept == last_good) << "the last good save changed";
+          }
+
+          // The slot's queue still runs what comes next, and the store still saves.
+          std::optional<Result<LoadResult>> loaded;
+          store.Load("slot", [&loaded](Result<LoadResult> r) { loaded.emplace(std::move(r)); });
+          std::vector<Status> saved_again;
+          store.Save("slot", MakeFile("after"), Answering(&saved_again));
+          ASSERT_THAT(store.FlushFor(kPatience), IsOk());
+          ASSERT_TRUE(loaded.has_value());
+          if (!kept) {
+            EXPECT_THAT(*loaded, StatusIs(StatusCode::kNotFound));
+          } else {
+            ASSERT_THAT(*loaded, IsOk());
+            EXPECT_EQ((*loaded)->file.header.title,
+                      ok && c.title_after != nullptr ? c.title_after : "first");
+          }
+          EXPECT_THAT(saved_again, ElementsAre(IsOk()));
+        }  // the stores close
+      }
+      EXPECT_TRUE(went_through) << c.name;
+      // The sweep met failures: 2 (a listing that knows the index) to some 200 (a slot copy that
+      // knows nothing).
+      EXPECT_GE(failures, 2) << c.name;
+    }
   }
 }
 

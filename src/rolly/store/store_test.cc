@@ -22,6 +22,7 @@
 #include <new>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -158,6 +159,53 @@ class HeldThenThrowingIndexReads : public BackendWrapper {
   std::optional<Held> held_;
   bool passing_ = false;  // guarded by mutex_
   std::atomic<bool> threw_{false};
+};
+
+// Holds the next slot write it is asked for, once armed, until Release passes it on: a save whose
+// write is out holds its slot's queue without holding a worker.
+class HeldSlotWrite : public BackendWrapper {
+ public:
+  using BackendWrapper::BackendWrapper;
+
+  void HoldNext() {
+    std::lock_guard lock(mutex_);
+    armed_ = true;
+  }
+  // Passes the held write on (the wrapped backend answers it on this thread). False when none is
+  // held.
+  bool Release() {
+    std::optional<Held> held;
+    {
+      std::lock_guard lock(mutex_);
+      held.swap(held_);
+    }
+    if (!held) return false;
+    BackendWrapper::StartWrite(held->name, std::move(held->bytes), std::move(held->done));
+    return true;
+  }
+
+ protected:
+  void StartWrite(const FileName& name, Bytes bytes, StatusCallback done) override {
+    {
+      std::lock_guard lock(mutex_);
+      if (armed_ && name.kind() == FileKind::kSlot) {
+        armed_ = false;
+        held_.emplace(Held{name, std::move(bytes), std::move(done)});
+        return;
+      }
+    }
+    BackendWrapper::StartWrite(name, std::move(bytes), std::move(done));
+  }
+
+ private:
+  struct Held {
+    FileName name;
+    Bytes bytes;
+    StatusCallback done;
+  };
+  std::mutex mutex_;
+  bool armed_ = false;
+  std::optional<Held> held_;
 };
 
 class StoreTest : public ::testing::Test {
@@ -1646,6 +1694,85 @@ TEST_F(StoreTest, ASaveWhoseWriteThrowsFailsAsAFailedWrite) {
   EXPECT_EQ(loaded.other_state, CopyState::kValid);
   ASSERT_OK_AND_ASSIGN(const LoadResult older, LoadCopy(store, "s", Copy::kA));
   EXPECT_EQ(older.file.header.title, "first");
+}
+
+// A FileMaker that throws (a game's exception, or std::bad_alloc in the game's code) fails its
+// save with StorageFailed naming the exception: nothing is written, the slot's copies are as they
+// were, nothing stays counted, and the slot's next requests run as asked. It throws once its
+// save's turn has come (the slot idle: the maker's worker then starts the write), and before it
+// (the turn then starts the write). Regression: the exception left the worker's task and ended
+// the process.
+TEST_F(StoreTest, AFileMakerThatThrowsFailsItsSaveAndWritesNothing) {
+  {
+    MemoryBackend memory;
+    Store store(memory, workers_, mailbox_);
+    ASSERT_OK(Save(store, "s", MakeFile("first")).status());  // a, 1
+    const std::map<std::string, Bytes> before = Snapshot(memory);
+    const struct {
+      const char* name;
+      Store::FileMaker make;
+      const char* named;
+    } makers[] = {
+        {"runtime_error",
+         []() -> Result<format::File> { throw std::runtime_error("the game's own bug"); },
+         "the file maker threw: the game's own bug"},
+        {"bad_alloc", []() -> Result<format::File> { throw std::bad_alloc(); },
+         "the file maker threw: std::bad_alloc"},
+        {"not an exception", []() -> Result<format::File> { throw 7; }, "the file maker threw"},
+    };
+    for (const auto& m : makers) {
+      SCOPED_TRACE(m.name);
+      const Result<SaveInfo> failed = Run<Result<SaveInfo>>(
+          store, [&](Store::SaveCallback done) { store.Save("s", m.make, std::move(done)); });
+      EXPECT_THAT(failed, StatusIs(StatusCode::kStorageFailed, HasSubstr(m.named)));
+      EXPECT_EQ(store.pending(), 0u);
+      EXPECT_EQ(Snapshot(memory), before);
+    }
+    ASSERT_OK_AND_ASSIGN(const SaveInfo next, Save(store, "s", MakeFile("second")));
+    EXPECT_EQ(next.copy, Copy::kB);
+    EXPECT_EQ(next.sequence, 2u);
+    ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(store, "s"));
+    EXPECT_EQ(loaded.file.header.title, "second");
+  }
+  // Before its turn: the save asked before it holds the slot's queue with its write until the
+  // throwing maker has run (one worker: once it is idle, the maker has run and its save is
+  // waiting for its turn).
+  WorkerPool worker(1);
+  MemoryBackend memory;
+  HeldSlotWrite backend(&memory);
+  Store store(backend, worker, mailbox_);
+  ASSERT_OK(Save(store, "s", MakeFile("first")).status());  // a, 1
+  backend.HoldNext();
+  std::optional<Result<SaveInfo>> held, thrown;
+  store.Save("s", MakeFile("held"), [&](Result<SaveInfo> r) {
+    OnGameThread();
+    held.emplace(std::move(r));
+  });
+  store.Save(
+      "s", []() -> Result<format::File> { throw std::runtime_error("late"); },
+      [&](Result<SaveInfo> r) {
+        OnGameThread();
+        EXPECT_TRUE(held.has_value()) << "the later save was answered first";
+        thrown.emplace(std::move(r));
+      });
+  worker.WaitUntilIdle();
+  mailbox_.Drain();
+  EXPECT_FALSE(held.has_value() || thrown.has_value());
+  ASSERT_TRUE(backend.Release());
+  EXPECT_OK(store.FlushFor(kPatience));
+  ASSERT_TRUE(held.has_value() && thrown.has_value());
+  ASSERT_OK_AND_ASSIGN(const SaveInfo info, *held);
+  EXPECT_EQ(info.copy, Copy::kB);
+  EXPECT_THAT(*thrown, StatusIs(StatusCode::kStorageFailed, HasSubstr("file maker threw: late")));
+  EXPECT_EQ(store.pending(), 0u);
+  ASSERT_OK_AND_ASSIGN(const LoadResult newest, Load(store, "s"));
+  EXPECT_EQ(newest.file.header.title, "held");
+  EXPECT_EQ(newest.other_state, CopyState::kValid);
+  ASSERT_OK_AND_ASSIGN(const LoadResult older, LoadCopy(store, "s", Copy::kA));
+  EXPECT_EQ(older.file.header.title, "first");
+  ASSERT_OK_AND_ASSIGN(const SaveInfo next, Save(store, "s", MakeFile("third")));
+  EXPECT_EQ(next.copy, Copy::kA);
+  EXPECT_EQ(next.sequence, 3u);
 }
 
 // An index write whose call throws ends as a failed index write: the save it follows answers Ok,

@@ -8,7 +8,8 @@
 // the queue itself allocates nothing to start a turn, on whichever thread moves it on. An
 // operation whose start throws must not have handed `finished` on: its turn ends with the throw,
 // the operations after it still run, and the call that ran it (Enqueue, or the `finished` of the
-// operation before) rethrows the first such exception.
+// operation before) rethrows the first such exception. (The store's operations do not throw from
+// their start off the game thread, where that call has no caller to reach: they answer instead.)
 //
 // Thread rules: Enqueue from any thread.
 
