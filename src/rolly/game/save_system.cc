@@ -3,6 +3,8 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <new>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -160,11 +162,19 @@ void SaveSystem::Save(std::string_view slot, const SaveOptions& options, SaveCal
       if (makers->closed) return CancelledError("the save system was destroyed");
       ++makers->running;
     }
-    Result<std::vector<world::WorldChunk>> made_chunks = made->Make();
-    {
-      std::lock_guard lock(makers->mutex);
-      if (--makers->running == 0) makers->idle.notify_all();
-    }
+    // Uncounted however Make ends: it may throw (an allocation failing; the store answers the
+    // save StorageFailed), and the save system's destructor waits for the count to come down.
+    struct Uncount {
+      Makers& makers;
+      ~Uncount() {
+        std::lock_guard lock(makers.mutex);
+        if (--makers.running == 0) makers.idle.notify_all();
+      }
+    };
+    Result<std::vector<world::WorldChunk>> made_chunks = [&] {
+      const Uncount uncount{*makers};
+      return made->Make();
+    }();
     ROLLY_ASSIGN_OR_RETURN(std::vector<world::WorldChunk> chunks, std::move(made_chunks));
     format::File file;
     file.header = header;
@@ -195,19 +205,17 @@ void SaveSystem::Save(std::string_view slot, const SaveOptions& options, SaveCal
         held_capture->RunSavedHooks();
         // The world holds what this save wrote, so the next one keeps the same records.
         // Decoding it again runs on a worker.
-        ++*worker_jobs_;
-        workers_.Post([this, saved, capture_mark, alive]() {
-          auto game =
-              world::LoadedGame::Check(std::move(*saved), registry_, PostTo(workers_));
-          mailbox_.Post([this, game = std::move(game), capture_mark, alive]() mutable {
-            auto token = alive.lock();
-            if (!token) return;
-            --*token;
-            if (game.ok() && load_ == nullptr) {
-              world_->SetHeld(std::move(*game), capture_mark);
-            }
-          });
-        });
+        // Should that not be asked for (an allocation failing), the world keeps the save it held:
+        // the callback below still runs.
+        try {
+          CheckOnWorker([saved] { return std::move(*saved); },
+                        [this, capture_mark](CheckedGame game) {
+                          if (game.ok() && load_ == nullptr) {
+                            world_->SetHeld(std::move(*game), capture_mark);
+                          }
+                        });
+        } catch (const std::bad_alloc&) {
+        }
         outcome.info = std::move(*info);
         outcome.total_time = Clock::now() - started;
         if (done) done(std::move(outcome));
@@ -224,6 +232,41 @@ void SaveSystem::Save(std::string_view slot, const SaveOptions& options, SaveCal
     held_capture->Forget();
     throw;
   }
+}
+
+void SaveSystem::CheckOnWorker(std::function<std::vector<world::WorldChunk>()> chunks,
+                               std::function<void(CheckedGame)> then) {
+  // The step that ends the job is made here, on the game thread, where an allocation failing
+  // throws to the caller: the worker only fills the result in and posts the step.
+  struct Job {
+    std::optional<CheckedGame> game;
+    bool threw = false;  // checking threw (an allocation failed): the status is made at the step
+  };
+  auto job = std::make_shared<Job>();
+  std::function<void()> step = [job, then = std::move(then),
+                                alive = std::weak_ptr<int>(worker_jobs_)]() mutable {
+    auto token = alive.lock();
+    if (!token) return;
+    --*token;
+    then(job->threw ? CheckedGame(StorageFailedError(
+                          "checking the save on a worker threw (an allocation failed)"))
+                    : std::move(*job->game));
+  };
+  workers_.Post([this, job, chunks = std::move(chunks), step = std::move(step)]() mutable {
+    try {
+      job->game = world::LoadedGame::Check(chunks(), registry_, PostTo(workers_));
+    } catch (...) {
+      job->game.reset();
+      job->threw = true;
+    }
+    try {
+      mailbox_.Post(std::move(step));
+    } catch (...) {
+      // The mailbox's queue could not grow: the result is lost (save_system.h, Thread rules).
+    }
+  });
+  // Counted once posted (the step that uncounts it runs on this thread, later).
+  ++*worker_jobs_;
 }
 
 void SaveSystem::Progress(LoadStage stage) {
@@ -290,9 +333,9 @@ void SaveSystem::Load(std::string_view slot, const LoadOptions& options, LoadCal
     if (state->cancelled) return FinishLoad(CancelledError("the load was cancelled"));
     if (!read.ok()) return FinishLoad(read.status());
     // Checking every record runs on a worker; nothing changes until it passed.
+    EndLoadOnThrow ends_if_check_not_asked{this, state};
     auto file = std::make_shared<store::LoadResult>(std::move(*read));
-    ++*worker_jobs_;
-    workers_.Post([this, state, file, alive]() {
+    auto world_chunks = [file] {
       std::vector<world::WorldChunk> chunks;
       for (format::Chunk& c : file->file.chunks) {
         if (!IsWorldChunk(c) || !c.is_decoded()) continue;
@@ -302,58 +345,55 @@ void SaveSystem::Load(std::string_view slot, const LoadOptions& options, LoadCal
         w.payload = c.TakeData();
         chunks.push_back(std::move(w));
       }
-      auto game = world::LoadedGame::Check(std::move(chunks), registry_, PostTo(workers_));
-      mailbox_.Post([this, state, file, game = std::move(game), alive]() mutable {
-        auto token = alive.lock();
-        if (!token) return;
-        --*token;
-        if (load_.get() != state) return;
-        EndLoadOnThrow ends_if_step_throws{this, state};
-        if (state->cancelled) return FinishLoad(CancelledError("the load was cancelled"));
-        if (!game.ok()) return FinishLoad(game.status());
-        LoadOutcome outcome;
-        outcome.copy = file->copy;
-        outcome.recovered = file->recovered;
-        outcome.map = (*game)->map();
-        outcome.read_time = Clock::now() - state->started;
-        Progress(LoadStage::kLoadingAssets);
-        if (state->cancelled) return FinishLoad(CancelledError("the load was cancelled"));
-        const bool open = state->options.map == MapChoice::kOpenSavedMap && !outcome.map.empty();
-        if (!open) {
-          Progress(LoadStage::kSettingValues);
-          const Clock::time_point applying = Clock::now();
-          Status s = world_->Apply(std::move(*game), &outcome.report);
-          outcome.apply_time = Clock::now() - applying;
-          if (!s.ok()) return FinishLoad(s);
-          return FinishLoad(std::move(outcome));
-        }
-        Progress(LoadStage::kOpeningMap);
-        auto result = std::make_shared<std::optional<Result<LoadOutcome>>>();
-        auto applying = std::make_shared<Clock::time_point>();
-        world_->ApplyAtActorsInitialized(
-            std::move(*game),
-            [this, applying] {
-              *applying = Clock::now();
-              Progress(LoadStage::kSettingValues);
-            },
-            [outcome, result, applying](Status s, world::ApplyReport report) mutable {
-              outcome.report = std::move(report);
-              outcome.apply_time = Clock::now() - *applying;
-              if (s.ok()) {
-                *result = Result<LoadOutcome>(std::move(outcome));
-              } else {
-                *result = Result<LoadOutcome>(s);
-              }
-            });
-        Status opened = host_.OpenMap(outcome.map);
-        world_->CancelPendingApply();
-        if (!opened.ok()) return FinishLoad(opened);
-        if (!result->has_value()) {
-          return FinishLoad(NotFoundError("the map " + outcome.map +
-                                          " opened without reporting its actors initialized"));
-        }
-        FinishLoad(std::move(**result));
-      });
+      return chunks;
+    };
+    CheckOnWorker(std::move(world_chunks), [this, state, file](CheckedGame game) {
+      if (load_.get() != state) return;
+      EndLoadOnThrow ends_if_step_throws{this, state};
+      if (state->cancelled) return FinishLoad(CancelledError("the load was cancelled"));
+      if (!game.ok()) return FinishLoad(game.status());
+      LoadOutcome outcome;
+      outcome.copy = file->copy;
+      outcome.recovered = file->recovered;
+      outcome.map = (*game)->map();
+      outcome.read_time = Clock::now() - state->started;
+      Progress(LoadStage::kLoadingAssets);
+      if (state->cancelled) return FinishLoad(CancelledError("the load was cancelled"));
+      const bool open = state->options.map == MapChoice::kOpenSavedMap && !outcome.map.empty();
+      if (!open) {
+        Progress(LoadStage::kSettingValues);
+        const Clock::time_point applying = Clock::now();
+        Status s = world_->Apply(std::move(*game), &outcome.report);
+        outcome.apply_time = Clock::now() - applying;
+        if (!s.ok()) return FinishLoad(s);
+        return FinishLoad(std::move(outcome));
+      }
+      Progress(LoadStage::kOpeningMap);
+      auto result = std::make_shared<std::optional<Result<LoadOutcome>>>();
+      auto applying = std::make_shared<Clock::time_point>();
+      world_->ApplyAtActorsInitialized(
+          std::move(*game),
+          [this, applying] {
+            *applying = Clock::now();
+            Progress(LoadStage::kSettingValues);
+          },
+          [outcome, result, applying](Status s, world::ApplyReport report) mutable {
+            outcome.report = std::move(report);
+            outcome.apply_time = Clock::now() - *applying;
+            if (s.ok()) {
+              *result = Result<LoadOutcome>(std::move(outcome));
+            } else {
+              *result = Result<LoadOutcome>(s);
+            }
+          });
+      Status opened = host_.OpenMap(outcome.map);
+      world_->CancelPendingApply();
+      if (!opened.ok()) return FinishLoad(opened);
+      if (!result->has_value()) {
+        return FinishLoad(NotFoundError("the map " + outcome.map +
+                                        " opened without reporting its actors initialized"));
+      }
+      FinishLoad(std::move(**result));
     });
   });
 }

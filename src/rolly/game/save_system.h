@@ -40,6 +40,13 @@
 // nothing, and no callback of it runs. It then waits until the worker pool is idle, since the
 // checks of loads and held saves it posted read its registry: a pool shared with long tasks of
 // the game's delays it until they end too.
+//
+// An allocation that fails on a worker (checking a loaded save, or the save just written that the
+// world will hold; making a save's chunks) ends that operation, not the process: the load calls
+// back StorageFailed, a save calls back as its store does (store.h), and a save's held copy stays
+// the one before (so the next save keeps the records of objects not there from it). A result
+// whose post to the mailbox fails (only when the mailbox's queue must grow) is lost, as the
+// store's replies are then: a load stays the running one, and Flush answers Busy at its deadline.
 
 #ifndef ROLLY_GAME_SAVE_SYSTEM_H_
 #define ROLLY_GAME_SAVE_SYSTEM_H_
@@ -156,6 +163,11 @@ class SaveSystem {
   void Progress(LoadStage stage);
   void FinishLoad(Result<LoadOutcome> result);
   struct EndLoadOnThrow;
+  using CheckedGame = Result<std::shared_ptr<const world::LoadedGame>>;
+  // Checks the chunks `chunks` gives (world::LoadedGame::Check) on a worker, then runs `then` with
+  // the result at a Tick, unless the system is gone; counted in worker_jobs_ meanwhile.
+  void CheckOnWorker(std::function<std::vector<world::WorldChunk>()> chunks,
+                     std::function<void(CheckedGame)> then);
 
   store::Store& store_;
   world::Host& host_;

@@ -148,5 +148,102 @@ TEST(SaveAllocationTest, ASaveWhoseAllocationFailsLeavesTheSaveSystemWhole) {
   EXPECT_GT(failures, 10);
 }
 
+// Arms the pool's only thread: its next `n` allocations succeed and the one after throws.
+void ArmWorker(WorkerPool& worker, long n) {
+  worker.Post([n] { test_support::FailAllocationAfter(n); });
+  worker.WaitUntilIdle();
+}
+
+// Disarms the pool's only thread, once its work is done. True when the failure armed was met:
+// false when the thread was still armed, its work having made no more than `n` allocations.
+bool DisarmWorker(WorkerPool& worker, long n) {
+  bool met = true;
+  worker.WaitUntilIdle();
+  worker.Post([n, &met] {
+    try {
+      // Calls of the replaced function, which no compiler may leave out.
+      for (long i = 0; i <= n; ++i) ::operator delete(::operator new(1));
+    } catch (const std::bad_alloc&) {
+      met = false;
+    }
+    test_support::FailAllocationAfter(-1);
+  });
+  worker.WaitUntilIdle();
+  return met;
+}
+
+// The same save with the n-th allocation of the save system's only worker failing instead, for
+// n = 0, 1, 2... until the save's work on the worker makes fewer: that worker copies the world
+// while the game thread lists it, makes the save's chunks (world::CapturedWorld::Make), compresses
+// and writes them. The save throws std::bad_alloc on the game thread (a copy's failure leaves the
+// capture there) or calls back once, written, StorageFailed or Cancelled; the save system goes on,
+// and its destructor returns (it waits for the chunks being made).
+TEST(SaveAllocationTest, AWorkerAllocationThatFailsEndsTheSaveWithAStatus) {
+  auto registry = std::make_unique<reflect::TypeRegistry>();
+  RegisterSceneTypes(*registry);
+  RegisterSampleGame(*registry);
+  ASSERT_OK(registry->Finish());
+  const std::string map = BuildSampleMap(kActors, 5);
+
+  bool went_through = false;
+  long met = 0;
+  for (long n = 0; n < 100'000 && !went_through; ++n) {
+    SCOPED_TRACE("worker allocation " + std::to_string(n) + " failing");
+    WorkerPool workers(1);
+    Mailbox mailbox;
+    store::MemoryBackend backend;
+    Scene scene(*registry);
+    store::Store store(backend, workers, mailbox);
+    {
+      game::SaveSystem saves(store, scene, *registry, mailbox, workers);
+      scene.AddMap(kMap, map);
+      ASSERT_OK(scene.Start(kMap));
+      ASSERT_OK(PlaySample(scene, kSteps, 1));
+      ASSERT_OK(SaveNow(saves, "slot"));
+      ASSERT_OK(PlaySample(scene, kSteps, 2));
+
+      int answered = 0;
+      std::optional<Status> status;
+      bool threw = false;
+      ArmWorker(workers, n);
+      try {
+        saves.Save("slot", {.title = "failing"}, [&](Result<SaveOutcome> r) {
+          ++answered;
+          status = r.status();
+        });
+      } catch (const std::bad_alloc&) {
+        threw = true;
+      }
+      saves.Tick();
+      ASSERT_OK(saves.Flush(Deadline()));
+      const bool failed = DisarmWorker(workers, n);
+      went_through = !failed;
+      met += failed ? 1 : 0;
+      EXPECT_EQ(answered, threw ? 0 : 1);
+      if (status) {
+        EXPECT_THAT(*status, AnyOf(IsOk(), StatusIs(StatusCode::kStorageFailed),
+                                   StatusIs(StatusCode::kCancelled)));
+      }
+      if (!failed) {
+        ASSERT_TRUE(status.has_value());
+        EXPECT_OK(*status);
+      }
+
+      // The save system goes on: a later save writes this world, and a load gives it back.
+      ASSERT_OK(PlaySample(scene, kSteps, 3));
+      ASSERT_OK_AND_ASSIGN(auto saved, world::CaptureForCompare(saves.world()));
+      ASSERT_OK(SaveNow(saves, "slot"));
+      ASSERT_OK(PlaySample(scene, kSteps, 4));
+      ASSERT_OK(LoadNow(saves, "slot"));
+      ASSERT_OK_AND_ASSIGN(auto loaded, world::CaptureForCompare(saves.world()));
+      ASSERT_OK_AND_ASSIGN(auto diff, world::DiffWorlds(saved, loaded, 10));
+      EXPECT_THAT(diff, IsEmpty());
+    }  // the save system is destroyed, once no chunks are being made
+    ASSERT_OK(store.FlushFor(kPatience));
+  }
+  EXPECT_TRUE(went_through);
+  EXPECT_GT(met, 10);
+}
+
 }  // namespace
 }  // namespace rolly::scene
