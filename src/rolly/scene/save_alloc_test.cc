@@ -245,5 +245,67 @@ TEST(SaveAllocationTest, AWorkerAllocationThatFailsEndsTheSaveWithAStatus) {
   EXPECT_GT(met, 10);
 }
 
+// A load with the n-th allocation of the save system's only worker failing, for n = 0, 1, 2...
+// until the load's work on the worker (the store's read, decode and check of the save, the
+// world's check of its records) makes fewer. The load calls back once: Ok, or StorageFailed with
+// the world as it was; the save system goes on.
+TEST(SaveAllocationTest, AWorkerAllocationThatFailsEndsTheLoadWithAStatus) {
+  auto registry = std::make_unique<reflect::TypeRegistry>();
+  RegisterSceneTypes(*registry);
+  RegisterSampleGame(*registry);
+  ASSERT_OK(registry->Finish());
+  const std::string map = BuildSampleMap(kActors, 5);
+
+  bool went_through = false;
+  long met = 0;
+  for (long n = 0; n < 100'000 && !went_through; ++n) {
+    SCOPED_TRACE("worker allocation " + std::to_string(n) + " failing");
+    WorkerPool workers(1);
+    Mailbox mailbox;
+    store::MemoryBackend backend;
+    Scene scene(*registry);
+    store::Store store(backend, workers, mailbox);
+    {
+      game::SaveSystem saves(store, scene, *registry, mailbox, workers);
+      scene.AddMap(kMap, map);
+      ASSERT_OK(scene.Start(kMap));
+      ASSERT_OK(PlaySample(scene, kSteps, 1));
+      ASSERT_OK_AND_ASSIGN(auto saved, world::CaptureForCompare(saves.world()));
+      ASSERT_OK(SaveNow(saves, "slot"));
+      ASSERT_OK(PlaySample(scene, kSteps, 2));
+      ASSERT_OK_AND_ASSIGN(auto played, world::CaptureForCompare(saves.world()));
+
+      int answered = 0;
+      std::optional<Status> status;
+      ArmWorker(workers, n);
+      saves.Load("slot", {}, [&](Result<LoadOutcome> r) {
+        ++answered;
+        status = r.status();
+      });
+      ASSERT_OK(saves.Flush(Deadline()));
+      const bool failed = DisarmWorker(workers, n);
+      went_through = !failed;
+      met += failed ? 1 : 0;
+      ASSERT_EQ(answered, 1);
+      EXPECT_THAT(*status, AnyOf(IsOk(), StatusIs(StatusCode::kStorageFailed)));
+      ASSERT_OK_AND_ASSIGN(auto now, world::CaptureForCompare(saves.world()));
+      ASSERT_OK_AND_ASSIGN(auto diff, world::DiffWorlds(status->ok() ? saved : played, now, 10));
+      EXPECT_THAT(diff, IsEmpty()) << "a failed load changed the world, or an Ok one did not";
+      if (!failed) {
+        EXPECT_OK(*status);
+      }
+
+      // The save system goes on: the next load gives the save back.
+      ASSERT_OK(LoadNow(saves, "slot"));
+      ASSERT_OK_AND_ASSIGN(auto loaded, world::CaptureForCompare(saves.world()));
+      ASSERT_OK_AND_ASSIGN(diff, world::DiffWorlds(saved, loaded, 10));
+      EXPECT_THAT(diff, IsEmpty());
+    }
+    ASSERT_OK(store.FlushFor(kPatience));
+  }
+  EXPECT_TRUE(went_through);
+  EXPECT_GT(met, 10);
+}
+
 }  // namespace
 }  // namespace rolly::scene
