@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <new>
 
+#include "rolly/core/worker_pool.h"
+
 namespace {
 
 // The allocations this thread may still make before one fails; negative: none fails.
@@ -25,6 +27,29 @@ void* Allocate(std::size_t size) {
 namespace rolly::test_support {
 
 void FailAllocationAfter(long n) { allocations_left = n < 0 ? -1 : n; }
+
+void FailWorkerAllocationAfter(WorkerPool& pool, long n) {
+  pool.WaitUntilIdle();
+  pool.Post([n] { FailAllocationAfter(n); });
+  pool.WaitUntilIdle();
+}
+
+bool DisarmWorker(WorkerPool& pool, long n) {
+  bool met = true;
+  pool.WaitUntilIdle();
+  pool.Post([n, &met] {
+    try {
+      // Calls of the replaced function, which no compiler may leave out (as it may a new
+      // expression).
+      for (long i = 0; i <= n; ++i) ::operator delete(::operator new(1));
+    } catch (const std::bad_alloc&) {
+      met = false;
+    }
+    FailAllocationAfter(-1);
+  });
+  pool.WaitUntilIdle();
+  return met;
+}
 
 }  // namespace rolly::test_support
 

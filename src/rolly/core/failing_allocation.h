@@ -9,11 +9,21 @@
 #ifndef ROLLY_CORE_FAILING_ALLOCATION_H_
 #define ROLLY_CORE_FAILING_ALLOCATION_H_
 
+namespace rolly {
+class WorkerPool;
+}
+
 namespace rolly::test_support {
 
 // The calling thread's next `n` allocations succeed and the one after throws std::bad_alloc,
 // once; with `n` negative none fails (as at the start).
 void FailAllocationAfter(long n);
+
+// FailAllocationAfter(n) on the only thread of `pool` (a pool of one), once it is idle.
+void FailWorkerAllocationAfter(WorkerPool& pool, long n);
+// Disarms the only thread of `pool` once its work is done. True when the failure armed was met;
+// false when the thread was still armed, its work having made no more than `n` allocations.
+bool DisarmWorker(WorkerPool& pool, long n);
 
 }  // namespace rolly::test_support
 

@@ -243,27 +243,23 @@ void SaveSystem::CheckOnWorker(std::function<std::vector<world::WorldChunk>()> c
     bool threw = false;  // checking threw (an allocation failed): the status is made at the step
   };
   auto job = std::make_shared<Job>();
-  std::function<void()> step = [job, then = std::move(then),
-                                alive = std::weak_ptr<int>(worker_jobs_)]() mutable {
+  auto step = std::make_shared<Mailbox::Made>([job, then = std::move(then),
+                                               alive = std::weak_ptr<int>(worker_jobs_)] {
     auto token = alive.lock();
     if (!token) return;
     --*token;
     then(job->threw ? CheckedGame(StorageFailedError(
                           "checking the save on a worker threw (an allocation failed)"))
                     : std::move(*job->game));
-  };
-  workers_.Post([this, job, chunks = std::move(chunks), step = std::move(step)]() mutable {
+  });
+  workers_.Post([this, job, chunks = std::move(chunks), step = std::move(step)] {
     try {
       job->game = world::LoadedGame::Check(chunks(), registry_, PostTo(workers_));
     } catch (...) {
       job->game.reset();
       job->threw = true;
     }
-    try {
-      mailbox_.Post(std::move(step));
-    } catch (...) {
-      // The mailbox's queue could not grow: the result is lost (save_system.h, Thread rules).
-    }
+    mailbox_.Post(std::move(*step));  // (its place was made: this allocates nothing)
   });
   // Counted once posted (the step that uncounts it runs on this thread, later).
   ++*worker_jobs_;

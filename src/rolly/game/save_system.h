@@ -44,9 +44,9 @@
 // An allocation that fails on a worker (checking a loaded save, or the save just written that the
 // world will hold; making a save's chunks) ends that operation, not the process: the load calls
 // back StorageFailed, a save calls back as its store does (store.h), and a save's held copy stays
-// the one before (so the next save keeps the records of objects not there from it). A result
-// whose post to the mailbox fails (only when the mailbox's queue must grow) is lost, as the
-// store's replies are then: a load stays the running one, and Flush answers Busy at its deadline.
+// the one before (so the next save keeps the records of objects not there from it). Each such
+// result's place in the mailbox is made when the work is asked (Mailbox::Made), so it always
+// arrives.
 
 #ifndef ROLLY_GAME_SAVE_SYSTEM_H_
 #define ROLLY_GAME_SAVE_SYSTEM_H_

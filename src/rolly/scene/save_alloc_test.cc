@@ -148,30 +148,6 @@ TEST(SaveAllocationTest, ASaveWhoseAllocationFailsLeavesTheSaveSystemWhole) {
   EXPECT_GT(failures, 10);
 }
 
-// Arms the pool's only thread: its next `n` allocations succeed and the one after throws.
-void ArmWorker(WorkerPool& worker, long n) {
-  worker.Post([n] { test_support::FailAllocationAfter(n); });
-  worker.WaitUntilIdle();
-}
-
-// Disarms the pool's only thread, once its work is done. True when the failure armed was met:
-// false when the thread was still armed, its work having made no more than `n` allocations.
-bool DisarmWorker(WorkerPool& worker, long n) {
-  bool met = true;
-  worker.WaitUntilIdle();
-  worker.Post([n, &met] {
-    try {
-      // Calls of the replaced function, which no compiler may leave out.
-      for (long i = 0; i <= n; ++i) ::operator delete(::operator new(1));
-    } catch (const std::bad_alloc&) {
-      met = false;
-    }
-    test_support::FailAllocationAfter(-1);
-  });
-  worker.WaitUntilIdle();
-  return met;
-}
-
 // The same save with the n-th allocation of the save system's only worker failing instead, for
 // n = 0, 1, 2... until the save's work on the worker makes fewer: that worker copies the world
 // while the game thread lists it, makes the save's chunks (world::CapturedWorld::Make), compresses
@@ -205,7 +181,7 @@ TEST(SaveAllocationTest, AWorkerAllocationThatFailsEndsTheSaveWithAStatus) {
       int answered = 0;
       std::optional<Status> status;
       bool threw = false;
-      ArmWorker(workers, n);
+      test_support::FailWorkerAllocationAfter(workers, n);
       try {
         saves.Save("slot", {.title = "failing"}, [&](Result<SaveOutcome> r) {
           ++answered;
@@ -216,7 +192,7 @@ TEST(SaveAllocationTest, AWorkerAllocationThatFailsEndsTheSaveWithAStatus) {
       }
       saves.Tick();
       ASSERT_OK(saves.Flush(Deadline()));
-      const bool failed = DisarmWorker(workers, n);
+      const bool failed = test_support::DisarmWorker(workers, n);
       went_through = !failed;
       met += failed ? 1 : 0;
       EXPECT_EQ(answered, threw ? 0 : 1);
@@ -277,13 +253,13 @@ TEST(SaveAllocationTest, AWorkerAllocationThatFailsEndsTheLoadWithAStatus) {
 
       int answered = 0;
       std::optional<Status> status;
-      ArmWorker(workers, n);
+      test_support::FailWorkerAllocationAfter(workers, n);
       saves.Load("slot", {}, [&](Result<LoadOutcome> r) {
         ++answered;
         status = r.status();
       });
       ASSERT_OK(saves.Flush(Deadline()));
-      const bool failed = DisarmWorker(workers, n);
+      const bool failed = test_support::DisarmWorker(workers, n);
       went_through = !failed;
       met += failed ? 1 : 0;
       ASSERT_EQ(answered, 1);

@@ -160,12 +160,15 @@ class BackendCall {
 // own work on workers and backends' threads (an allocation failing there), where an exception has
 // no caller to reach. When even that status cannot be made (memory is that short), the second
 // exception goes on.
+// StorageFailed for the store's own work that threw (call only inside a catch block).
+Status WorkThrew() { return store_internal::ThrownStatus("the store's work"); }
+
 template <typename T, typename Work>
 T Guarded(Work&& work) {
   try {
     return work();
   } catch (...) {
-    return T(store_internal::ThrownStatus("the store's work"));
+    return T(WorkThrew());
   }
 }
 
@@ -185,8 +188,9 @@ struct Reply {
 template <typename T>
 struct Operation {
   std::shared_ptr<Reply<T>> reply;
-  // Runs the callback on the game thread; moved out when posted.
-  std::function<void()> step;
+  // Runs the callback on the game thread, its place in the mailbox made ahead (posting it cannot
+  // fail); empty once posted.
+  Mailbox::Made step;
   // Ends the operation's turn on its queue, set when the turn comes (saves, listings and index
   // writes; the other operations run through RunInTurn, which keeps it itself).
   FileQueue::Finished finished;
@@ -249,15 +253,23 @@ std::string_view CopyStateName(CopyState s) {
   return "unknown";
 }
 
+// The status of the first copy that could not be read, or null when both were. Such a copy may
+// hold the newest save, so no operation takes the other in its place (a load, a header read, a
+// save choosing its target, a delete).
+const Status* Unreadable(const Copies& c) {
+  for (const CopyInfo* i : {&c.a, &c.b}) {
+    if (i->state == CopyState::kFailed) return &i->why;
+  }
+  return nullptr;
+}
+
 // The status of a load that found no usable copy.
 Status NoCopyStatus(const Copies& c) {
   const CopyInfo* infos[] = {&c.a, &c.b};
   if (c.a.state == CopyState::kMissing && c.b.state == CopyState::kMissing) {
     return NotFoundError("neither copy exists");
   }
-  for (const CopyInfo* i : infos) {
-    if (i->state == CopyState::kFailed) return i->why;
-  }
+  if (const Status* why = Unreadable(c)) return *why;
   const std::string detail =
       fmt::format("copy a {}{}{}; copy b {}{}{}", CopyStateName(c.a.state),
                   c.a.why.ok() ? "" : ": ", c.a.why.message(), CopyStateName(c.b.state),
@@ -277,8 +289,10 @@ struct SaveJob {
   std::uint16_t format_version = format::kFormatVersion;
   std::uint16_t min_reader_version = format::kMinReaderVersion;
   format::Header header;
-  // Why the file could not be sealed once its write was asked (StartSave), which fails the save.
+  // Why the file could not be sealed once its write was asked (StartSave), which fails the save;
+  // made ahead (PrepareSave, before the write is asked), as sealing fails only for want of memory.
   Status unsealed;
+  Status seal_failed;
 
   std::mutex mutex;
   std::optional<Result<format::EncodedChunks>> encoded;
@@ -364,7 +378,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     auto op = std::make_shared<Operation<T>>();
     op->reply = std::make_shared<Reply<T>>();
     op->reply->done = std::move(done);
-    op->step = [weak = weak_from_this(), reply = op->reply] {
+    op->step = Mailbox::Made([weak = weak_from_this(), reply = op->reply] {
       // The callback and its result are let go of here, on the game thread, run or not.
       std::function<void(T)> callback = std::move(reply->done);
       std::optional<T> result = std::move(reply->result);
@@ -372,22 +386,18 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
       if (!self || self->closed_.load()) return;
       self->pending_.fetch_sub(1);
       if (callback) callback(std::move(*result));
-    };
+    });
     return op;
   }
 
-  // Posts `value` for the operation's callback (any thread, once; never throws); the operation
-  // ends on the game thread when it runs. The step was made when the operation was asked, so
-  // this allocates only when the mailbox's queue must grow: when that fails, the reply is lost
-  // (the callback never runs, and the operation stays counted; store.h says so).
+  // Posts `value` for the operation's callback (any thread; never throws); the operation ends
+  // on the game thread when it runs. The step was made when the operation was asked, so posting
+  // it allocates nothing. Only the first answer counts: a second finds the step posted.
   template <typename T>
   void Answer(Operation<T>& op, T value) {
+    if (!op.step) return;
     op.reply->result.emplace(std::move(value));
-    try {
-      mailbox_.Post(std::move(op.step));
-    } catch (...) {
-      // Lost, as above: nothing on this thread can reach the game thread any more.
-    }
+    mailbox_.Post(std::move(op.step));
   }
 
   // Answers a queued operation and ends its turn (any thread; never throws).
@@ -402,7 +412,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
   // failing). When even that status cannot be made, the second exception goes on.
   template <typename T>
   void CompleteThrown(Operation<T>& op, FileQueue::Finished& finished) {
-    Complete(op, T(store_internal::ThrownStatus("the store's work")), finished);
+    Complete(op, T(WorkThrew()), finished);
   }
 
   // The operation's work is done: its reply is posted and its queue has moved on.
@@ -412,7 +422,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
   }
 
   // Replies to an operation refused before it reached a queue (on the game thread, inside the
-  // request: a post that fails throws to the caller, and no request was made).
+  // request).
   template <typename T>
   void Refuse(Operation<T>& op, T value) {
     op.reply->result.emplace(std::move(value));
@@ -423,9 +433,15 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
   // Ends a queued operation on its worker: posts nothing itself; lets its queue move on and lets
   // go of it (so a closed store holds no queue, and no knowledge of the files, any more).
   void Finish(FileQueue::Finished& finished) {
-    finished();
-    finished = nullptr;
-    End();
+    // Let go of before it runs: should what it starts throw into a catch that finishes this
+    // operation again, that finds nothing to run.
+    if (!finished) return;
+    FileQueue::Finished f = std::exchange(finished, nullptr);
+    struct Ends {
+      Impl& impl;
+      ~Ends() { impl.End(); }
+    } ends{*this};
+    f();
   }
 
   // Blocks until every operation has done its work (its reply may still wait in the mailbox),
@@ -471,7 +487,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
           self->Finish(turn->finished);
         });
       } catch (...) {
-        turn->deliver(T(store_internal::ThrownStatus("the store's work")));
+        turn->deliver(T(WorkThrew()));
         self->Finish(turn->finished);
       }
     });
@@ -567,9 +583,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     Copies c = KnownCopies(job.name, job.slot);
     // A copy that could not be read may hold the newest save, or a sequence above the other's:
     // writing either copy could cost the last good save or hide this one behind an older one.
-    for (const CopyInfo* i : {&c.a, &c.b}) {
-      if (i->state == CopyState::kFailed) return i->why;
-    }
+    if (const Status* why = Unreadable(c)) return *why;
     if (c.a.state == CopyState::kNewer && c.b.state == CopyState::kNewer) {
       return NewerVersionError("both copies hold saves of a newer version");
     }
@@ -613,6 +627,8 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
   // damaged last: until then, what fails (an allocation) has written nothing and changed nothing.
   Status PrepareSave(const std::shared_ptr<SaveJob>& job, std::optional<SaveWrite>* out) {
     format::FilePieces laid_out;
+    job->seal_failed =
+        StorageFailedError("the store's work threw: the save's checksums could not be computed");
     ROLLY_ASSIGN_OR_RETURN(PlannedSave plan, PlanSave(*job, &laid_out));
     SaveWrite& w = out->emplace();
     w.target = job->name.copy() == plan.target ? job->name : job->name.Other();
@@ -669,9 +685,9 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
       } catch (...) {
         // Sealing allocates (a chunk's checksum), and failed. The write is asked and waits for
         // its front: it gets one of zeros, which no reader takes, so the copy fails its checks
-        // as a torn write's would, and the save fails (FinishSave).
-        job->unsealed = store_internal::ThrownStatus("the store's work");
+        // as a torn write's would, and the save fails (FinishSave) with the status made ahead.
         std::fill(w.first.begin(), w.first.end(), std::uint8_t{0});
+        job->unsealed = std::move(job->seal_failed);
       }
     }
     w.front->Set(std::move(w.first));
@@ -714,9 +730,8 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     // A copy that could not be read may hold the newest save: the other may be older, and the
     // next save, made from it, would outrank the newer one. The load fails as a save does then
     // (PlanSave); LoadCopy reads one copy on purpose.
-    for (const CopyInfo* i : {&c.a, &c.b}) {
-      if (i->state != CopyState::kFailed) continue;
-      const Status why = i->why;
+    if (const Status* unreadable = Unreadable(c)) {
+      const Status why = *unreadable;
       SetCopies(name, c);
       return why;
     }
@@ -765,9 +780,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     const Copies c = KnownCopies(name, slot);
     // As a load (LoadNewest): a copy that could not be read may hold the newest save, so the
     // other copy's header is not given in its place.
-    for (const CopyInfo* i : {&c.a, &c.b}) {
-      if (i->state == CopyState::kFailed) return i->why;
-    }
+    if (const Status* why = Unreadable(c)) return *why;
     const std::optional<Copy> newest = c.Newest();
     if (!newest) return NoCopyStatus(c);
     const FileName chosen = name.copy() == *newest ? name : name.Other();
@@ -782,19 +795,25 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     // brought back: which one that is is read first when no store knows yet. A copy that could
     // not be read may be the newest, so nothing is deleted then.
     const Copies known = KnownCopies(name, slot);
-    for (const CopyInfo* i : {&known.a, &known.b}) {
-      if (i->state == CopyState::kFailed) return i->why;
-    }
+    if (const Status* why = Unreadable(known)) return *why;
     const std::optional<Copy> newest = known.Newest();
     const FileName first = name.copy() == newest ? name.Other() : name;
     // Whatever happens now, what was known is stale until both are gone.
     SetCopies(name, Copies());
     ROLLY_RETURN_IF_ERROR(DeleteNow(backend_, first));
     ROLLY_RETURN_IF_ERROR(DeleteNow(backend_, first.Other()));
-    Copies c;
-    c.known = true;
-    SetCopies(name, c);
-    if (auto write = NoteSlot(std::string(slot), std::nullopt)) EnqueueIndexWrite(std::move(write));
+    // Both are gone: the delete is done, whatever the bookkeeping below meets.
+    try {
+      Copies c;
+      c.known = true;
+      SetCopies(name, c);
+      if (auto write = NoteSlot(std::string(slot), std::nullopt)) {
+        EnqueueIndexWrite(std::move(write));
+      }
+    } catch (...) {
+      // An allocation failed: the copies stay unknown (read again by the next operation), and the
+      // index lags the delete until the slot's next save or delete, as a cache may.
+    }
     return OkStatus();
   }
 

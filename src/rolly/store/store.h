@@ -39,14 +39,10 @@
 // index entry cannot be made once its write is durable still answers Ok: the index lags it until
 // the slot's next save or delete. A delete that fails so may have removed the copy without the
 // newest save, as when the backend fails it half way; an index write that fails so ends as a failed
-// index write. Two failures still end otherwise:
-//   - The reply. Each operation's mailbox step is made when it is asked, so posting it allocates
-//     only when the mailbox's queue must grow. If that fails, the reply is lost: the callback
-//     never runs (it is destroyed on the thread that failed), and the operation stays in
-//     pending(), so Flush answers Busy at its deadline. Its work is over, its queue moves on, and
-//     the store still closes.
-//   - Memory so short that the failure's own status (its message) cannot be allocated either:
-//     that second std::bad_alloc goes on, and off the game thread it ends the process.
+// index write. Each operation's reply has its place in the mailbox made when it is asked
+// (Mailbox::Made), so the reply itself is always delivered. One failure still ends otherwise:
+// memory so short that the failure's own status (its message) cannot be allocated either; that
+// second std::bad_alloc goes on, and off the game thread it ends the process.
 //
 // The slot index. Each prefix keeps a small index file (itself in two copies) with every slot's
 // header fields, written through the same queues after each save and delete, so a slot list never
@@ -278,9 +274,10 @@ class Store {
   // Reads one copy as it is, writing nothing (for inspectors and tools). Statuses as Load.
   void LoadCopy(std::string_view slot, Copy copy, LoadCallback done);
 
-  // The header of the newest valid copy, read from both copies' first bytes (never from the index,
-  // which may lag a crash). Statuses as Load: a copy that cannot be read fails it too, rather than
-  // the other copy's header being given in its place.
+  // The header of the newest valid copy, read from that copy (never from the index, which may lag
+  // a crash); which copy that is, the store reads from both copies when it does not know yet.
+  // Statuses as Load: a copy that could not be read gives its status, rather than the other
+  // copy's header in its place.
   void ReadNewestHeader(std::string_view slot, HeaderCallback done);
 
   // Deletes both copies of `slot` and its index entry, the one without the newest save first (read

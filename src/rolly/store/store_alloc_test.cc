@@ -76,6 +76,24 @@ const Case kCases[] = {
      [](Store& s, int* n) { s.Save("", MakeFile("none"), [n](Result<SaveInfo>) { ++*n; }); }},
 };
 
+// The store's replies, made ahead, reach the game thread with every allocation failing: posting a
+// Mailbox::Made allocates nothing, whatever the queue holds already.
+TEST(StoreAllocationTest, PostingAStepMadeAheadAllocatesNothing) {
+  Mailbox mailbox;
+  std::vector<Mailbox::Made> made;
+  int ran = 0;
+  for (int i = 0; i < 1000; ++i) made.emplace_back([&ran] { ++ran; });
+  test_support::FailAllocationAfter(0);
+  for (Mailbox::Made& m : made) mailbox.Post(std::move(m));
+  test_support::FailAllocationAfter(-1);
+  EXPECT_EQ(mailbox.Drain(), 1000u);
+  EXPECT_EQ(ran, 1000);
+  // A std::function posted so does allocate its place (and throws when it cannot).
+  test_support::FailAllocationAfter(0);
+  EXPECT_THROW(mailbox.Post([] {}), std::bad_alloc);
+  test_support::FailAllocationAfter(-1);
+}
+
 TEST(StoreAllocationTest, ARequestWhoseAllocationFailsLeavesTheStoreWhole) {
   for (const Case& c : kCases) {
     bool went_through = false;
@@ -119,32 +137,6 @@ TEST(StoreAllocationTest, ARequestWhoseAllocationFailsLeavesTheStoreWhole) {
     // Each request allocates before it is handed on: the sweep met failures (6 to 19 of them).
     EXPECT_GT(failures, 3) << c.name;
   }
-}
-
-// Arms the pool's only thread: its next `n` allocations succeed and the one after throws.
-void ArmWorker(WorkerPool& worker, long n) {
-  worker.Post([n] { test_support::FailAllocationAfter(n); });
-  worker.WaitUntilIdle();
-}
-
-// Disarms the pool's only thread, once its work is done. True when the failure armed was met:
-// false when the thread was still armed, its work having made no more than `n` allocations (the
-// probe then meets the failure itself).
-bool DisarmWorker(WorkerPool& worker, long n) {
-  bool met = true;
-  worker.WaitUntilIdle();
-  worker.Post([n, &met] {
-    try {
-      // Calls of the replaced function, which no compiler may leave out (as it may a new
-      // expression).
-      for (long i = 0; i <= n; ++i) ::operator delete(::operator new(1));
-    } catch (const std::bad_alloc&) {
-      met = false;
-    }
-    test_support::FailAllocationAfter(-1);
-  });
-  worker.WaitUntilIdle();
-  return met;
 }
 
 // A request for the sweep on the worker, given the store: its callback appends its status.
@@ -221,10 +213,10 @@ TEST(StoreAllocationTest, AWorkerAllocationThatFailsEndsTheRequestWithAStatus) {
           Store& store = knows ? first : second;
 
           std::vector<Status> answers;
-          ArmWorker(worker, n);
+          test_support::FailWorkerAllocationAfter(worker, n);
           c.request(store, &answers);
           const Status flushed = store.FlushFor(kPatience);
-          const bool met = DisarmWorker(worker, n);
+          const bool met = test_support::DisarmWorker(worker, n);
           went_through = !met;
           failures += met ? 1 : 0;
           ASSERT_THAT(flushed, IsOk());
