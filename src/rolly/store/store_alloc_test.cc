@@ -15,12 +15,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <functional>
 #include <new>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -153,6 +155,7 @@ struct WorkerCase {
   WorkerRequest request;
   const char* title_after;
   std::size_t answers = 1;
+  const char* copies_to = nullptr;  // the slot a CopySlot writes, checked after it
 };
 
 const WorkerCase kWorkerCases[] = {
@@ -172,7 +175,7 @@ const WorkerCase kWorkerCases[] = {
      [](Store& s, std::vector<Status>* a) { s.ReadNewestHeader("slot", Answering(a)); }, "first"},
     {"Delete", [](Store& s, std::vector<Status>* a) { s.Delete("slot", Answering(a)); }, nullptr},
     {"CopySlot", [](Store& s, std::vector<Status>* a) { s.CopySlot("slot", "copy", Answering(a)); },
-     "first"},
+     "first", 1, "copy"},
     {"ListSlots", [](Store& s, std::vector<Status>* a) { s.ListSlots(Answering(a)); }, "first"},
     // The second's turn starts on the worker, where the first ends.
     {"ReadNewestHeader, then Load",
@@ -186,9 +189,9 @@ const WorkerCase kWorkerCases[] = {
 // Each request runs on a store that knows the slot and the index already (its own save made
 // them), and on one that knows nothing yet (a backend object of its own over the same files), so
 // that it reads the copies and the index first. Whatever fails, each request calls back once, Ok
-// or StorageFailed; one that failed leaves the last good save as it was (a delete may have
-// removed it, as when the backend fails a delete half way: it removes the older copy first); and
-// a load after it finds what it left.
+// or StorageFailed; one that failed leaves the last good save as it was (a delete removes the
+// older copy first, and answers Ok once both are gone); a slot copy that failed wrote no valid
+// save; and a load after it finds what it left.
 TEST(StoreAllocationTest, AWorkerAllocationThatFailsEndsTheRequestWithAStatus) {
   const FileName newest = FileName::ForSlot("rolly", "slot", Copy::kA).value();
   for (const WorkerCase& c : kWorkerCases) {
@@ -214,7 +217,14 @@ TEST(StoreAllocationTest, AWorkerAllocationThatFailsEndsTheRequestWithAStatus) {
 
           std::vector<Status> answers;
           test_support::FailWorkerAllocationAfter(worker, n);
+          // The worker waits until the requests are made, so that a second request's turn
+          // starts on the worker, where the first ends (it allocates nothing meanwhile).
+          std::atomic<bool> asked{false};
+          worker.Post([&asked] {
+            while (!asked.load()) std::this_thread::yield();
+          });
           c.request(store, &answers);
+          asked.store(true);
           const Status flushed = store.FlushFor(kPatience);
           const bool met = test_support::DisarmWorker(worker, n);
           went_through = !met;
@@ -225,8 +235,24 @@ TEST(StoreAllocationTest, AWorkerAllocationThatFailsEndsTheRequestWithAStatus) {
           EXPECT_EQ(store.pending(), 0u);
           const bool ok = answers[0].ok();
           const std::optional<Bytes> kept = memory.Peek(newest);
-          if (!ok && !(c.title_after == nullptr && !kept)) {
+          // (A delete removes the older copy first, and answers Ok once both are gone.)
+          if (!ok) {
             EXPECT_TRUE(kept == last_good) << "the last good save changed";
+          }
+          if (c.copies_to != nullptr) {
+            // A copy that went through holds the save; one that failed wrote no valid save.
+            std::optional<Result<LoadResult>> copied;
+            store.Load(c.copies_to,
+                       [&copied](Result<LoadResult> r) { copied.emplace(std::move(r)); });
+            ASSERT_THAT(store.FlushFor(kPatience), IsOk());
+            ASSERT_TRUE(copied.has_value());
+            if (ok) {
+              ASSERT_THAT(*copied, IsOk());
+              EXPECT_EQ((*copied)->file.header.title, "first");
+            } else {
+              EXPECT_THAT(*copied, AnyOf(StatusIs(StatusCode::kNotFound),
+                                         StatusIs(StatusCode::kDamaged)));
+            }
           }
 
           // The slot's queue still runs what comes next, and the store still saves.
