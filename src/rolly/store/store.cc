@@ -1478,6 +1478,9 @@ void Store::Save(std::string_view slot, FileMaker make, SaveCallback done) {
     make = nullptr;
     if (job->SetEncoded(std::move(encoded))) self->StartSave(job);
   };
+  // Made ahead too: the answer should the post below fail.
+  Status not_posted =
+      StorageFailedError("the store's work threw: the encoding could not be handed to a worker");
   // The write is queued before the encoding is posted: when the slot's turn comes at once, the
   // worker that encodes then goes on to write (one hand-off), where the other order let a quick
   // worker finish before the turn was taken, and the turn then woke a second worker.
@@ -1489,7 +1492,7 @@ void Store::Save(std::string_view slot, FileMaker make, SaveCallback done) {
   } catch (...) {
     // The write is queued and waits for the chunks: it fails instead of waiting for ever, and
     // its callback says so (at once when the turn waits already: a failed save reads nothing).
-    if (job->SetEncoded(CancelledError("out of memory"))) self->StartSave(job);
+    if (job->SetEncoded(std::move(not_posted))) self->StartSave(job);
   }
 }
 
