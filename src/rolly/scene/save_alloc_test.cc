@@ -148,73 +148,102 @@ TEST(SaveAllocationTest, ASaveWhoseAllocationFailsLeavesTheSaveSystemWhole) {
   EXPECT_GT(failures, 10);
 }
 
+// A game for the sweeps on a worker: the sample map on the reference scene, a store over a
+// MemoryBackend and a save system, with one worker, its allocations armed by the test.
+struct OneWorkerGame {
+  explicit OneWorkerGame(const reflect::TypeRegistry& registry)
+      : scene(registry), store(backend, workers, mailbox) {
+    saves.emplace(store, scene, registry, mailbox, workers);
+  }
+  // Starts `map`, plays it and saves it into "slot" (`saved`: the world that save holds), and
+  // plays on.
+  Status Start(const std::string& map, std::vector<world::WorldChunk>* saved) {
+    scene.AddMap(kMap, map);
+    ROLLY_RETURN_IF_ERROR(scene.Start(kMap));
+    ROLLY_RETURN_IF_ERROR(PlaySample(scene, kSteps, 1));
+    ROLLY_ASSIGN_OR_RETURN(*saved, world::CaptureForCompare(saves->world()));
+    ROLLY_RETURN_IF_ERROR(SaveNow(*saves, "slot"));
+    return PlaySample(scene, kSteps, 2);
+  }
+  // Destroys the save system (which waits for the chunks being made) and flushes the store.
+  Status Close() {
+    saves.reset();
+    return store.FlushFor(kPatience);
+  }
+
+  WorkerPool workers{1};
+  Mailbox mailbox;
+  store::MemoryBackend backend;
+  Scene scene;
+  store::Store store;
+  std::optional<game::SaveSystem> saves;
+};
+
+std::unique_ptr<reflect::TypeRegistry> SampleRegistry() {
+  auto registry = std::make_unique<reflect::TypeRegistry>();
+  RegisterSceneTypes(*registry);
+  RegisterSampleGame(*registry);
+  if (!registry->Finish().ok()) return nullptr;
+  return registry;
+}
+
+// Checks that the game's save system goes on: its next save of the world as it is, and a load of
+// that save after more play, give the world back.
+void SavesAndLoadsAgain(OneWorkerGame& g) {
+  ASSERT_OK(PlaySample(g.scene, kSteps, 3));
+  ASSERT_OK_AND_ASSIGN(auto saved, world::CaptureForCompare(g.saves->world()));
+  ASSERT_OK(SaveNow(*g.saves, "slot"));
+  ASSERT_OK(PlaySample(g.scene, kSteps, 4));
+  ASSERT_OK(LoadNow(*g.saves, "slot"));
+  ASSERT_OK_AND_ASSIGN(auto loaded, world::CaptureForCompare(g.saves->world()));
+  ASSERT_OK_AND_ASSIGN(auto diff, world::DiffWorlds(saved, loaded, 10));
+  EXPECT_THAT(diff, IsEmpty());
+}
+
 // The same save with the n-th allocation of the save system's only worker failing instead, for
 // n = 0, 1, 2... until the save's work on the worker makes fewer: that worker copies the world
 // while the game thread lists it, makes the save's chunks (world::CapturedWorld::Make), compresses
 // and writes them. The save throws std::bad_alloc on the game thread (a copy's failure leaves the
-// capture there) or calls back once, written or StorageFailed; the save system goes on,
-// and its destructor returns (it waits for the chunks being made).
+// capture there) or calls back once, written or StorageFailed; the save system goes on, and its
+// destructor returns (it waits for the chunks being made).
 TEST(SaveAllocationTest, AWorkerAllocationThatFailsEndsTheSaveWithAStatus) {
-  auto registry = std::make_unique<reflect::TypeRegistry>();
-  RegisterSceneTypes(*registry);
-  RegisterSampleGame(*registry);
-  ASSERT_OK(registry->Finish());
+  const std::unique_ptr<reflect::TypeRegistry> registry = SampleRegistry();
+  ASSERT_NE(registry, nullptr);
   const std::string map = BuildSampleMap(kActors, 5);
-
   bool went_through = false;
   long met = 0;
   for (long n = 0; n < 100'000 && !went_through; ++n) {
     SCOPED_TRACE("worker allocation " + std::to_string(n) + " failing");
-    WorkerPool workers(1);
-    Mailbox mailbox;
-    store::MemoryBackend backend;
-    Scene scene(*registry);
-    store::Store store(backend, workers, mailbox);
-    {
-      game::SaveSystem saves(store, scene, *registry, mailbox, workers);
-      scene.AddMap(kMap, map);
-      ASSERT_OK(scene.Start(kMap));
-      ASSERT_OK(PlaySample(scene, kSteps, 1));
-      ASSERT_OK(SaveNow(saves, "slot"));
-      ASSERT_OK(PlaySample(scene, kSteps, 2));
+    OneWorkerGame g(*registry);
+    std::vector<world::WorldChunk> first;
+    ASSERT_OK(g.Start(map, &first));
 
-      int answered = 0;
-      std::optional<Status> status;
-      bool threw = false;
-      test_support::FailWorkerAllocationAfter(workers, n);
-      try {
-        saves.Save("slot", {.title = "failing"}, [&](Result<SaveOutcome> r) {
-          ++answered;
-          status = r.status();
-        });
-      } catch (const std::bad_alloc&) {
-        threw = true;
-      }
-      saves.Tick();
-      ASSERT_OK(saves.Flush(Deadline()));
-      const bool failed = test_support::DisarmWorker(workers, n);
-      went_through = !failed;
-      met += failed ? 1 : 0;
-      EXPECT_EQ(answered, threw ? 0 : 1);
-      if (status) {
-        EXPECT_THAT(*status, AnyOf(IsOk(), StatusIs(StatusCode::kStorageFailed)));
-      }
-      if (!failed) {
-        ASSERT_TRUE(status.has_value());
-        EXPECT_OK(*status);
-      }
-
-      // The save system goes on: a later save writes this world, and a load gives it back.
-      ASSERT_OK(PlaySample(scene, kSteps, 3));
-      ASSERT_OK_AND_ASSIGN(auto saved, world::CaptureForCompare(saves.world()));
-      ASSERT_OK(SaveNow(saves, "slot"));
-      ASSERT_OK(PlaySample(scene, kSteps, 4));
-      ASSERT_OK(LoadNow(saves, "slot"));
-      ASSERT_OK_AND_ASSIGN(auto loaded, world::CaptureForCompare(saves.world()));
-      ASSERT_OK_AND_ASSIGN(auto diff, world::DiffWorlds(saved, loaded, 10));
-      EXPECT_THAT(diff, IsEmpty());
-    }  // the save system is destroyed, once no chunks are being made
-    ASSERT_OK(store.FlushFor(kPatience));
+    int answered = 0;
+    std::optional<Status> status;
+    bool threw = false;
+    test_support::FailWorkerAllocationAfter(g.workers, n);
+    try {
+      g.saves->Save("slot", {.title = "failing"}, [&](Result<SaveOutcome> r) {
+        ++answered;
+        status = r.status();
+      });
+    } catch (const std::bad_alloc&) {
+      threw = true;
+    }
+    ASSERT_OK(g.saves->Flush(Deadline()));
+    const bool failed = test_support::DisarmWorker(g.workers, n);
+    went_through = !failed;
+    met += failed ? 1 : 0;
+    EXPECT_EQ(answered, threw ? 0 : 1);
+    if (status) {
+      EXPECT_THAT(*status, AnyOf(IsOk(), StatusIs(StatusCode::kStorageFailed)));
+    }
+    if (!failed) {
+      ASSERT_TRUE(status.has_value());
+      EXPECT_OK(*status);
+    }
+    SavesAndLoadsAgain(g);
+    ASSERT_OK(g.Close());
   }
   EXPECT_TRUE(went_through);
   EXPECT_GT(met, 10);
@@ -225,58 +254,39 @@ TEST(SaveAllocationTest, AWorkerAllocationThatFailsEndsTheSaveWithAStatus) {
 // world's check of its records) makes fewer. The load calls back once: Ok, or StorageFailed with
 // the world as it was; the save system goes on.
 TEST(SaveAllocationTest, AWorkerAllocationThatFailsEndsTheLoadWithAStatus) {
-  auto registry = std::make_unique<reflect::TypeRegistry>();
-  RegisterSceneTypes(*registry);
-  RegisterSampleGame(*registry);
-  ASSERT_OK(registry->Finish());
+  const std::unique_ptr<reflect::TypeRegistry> registry = SampleRegistry();
+  ASSERT_NE(registry, nullptr);
   const std::string map = BuildSampleMap(kActors, 5);
-
   bool went_through = false;
   long met = 0;
   for (long n = 0; n < 100'000 && !went_through; ++n) {
     SCOPED_TRACE("worker allocation " + std::to_string(n) + " failing");
-    WorkerPool workers(1);
-    Mailbox mailbox;
-    store::MemoryBackend backend;
-    Scene scene(*registry);
-    store::Store store(backend, workers, mailbox);
-    {
-      game::SaveSystem saves(store, scene, *registry, mailbox, workers);
-      scene.AddMap(kMap, map);
-      ASSERT_OK(scene.Start(kMap));
-      ASSERT_OK(PlaySample(scene, kSteps, 1));
-      ASSERT_OK_AND_ASSIGN(auto saved, world::CaptureForCompare(saves.world()));
-      ASSERT_OK(SaveNow(saves, "slot"));
-      ASSERT_OK(PlaySample(scene, kSteps, 2));
-      ASSERT_OK_AND_ASSIGN(auto played, world::CaptureForCompare(saves.world()));
+    OneWorkerGame g(*registry);
+    std::vector<world::WorldChunk> saved;
+    ASSERT_OK(g.Start(map, &saved));
+    ASSERT_OK_AND_ASSIGN(auto played, world::CaptureForCompare(g.saves->world()));
 
-      int answered = 0;
-      std::optional<Status> status;
-      test_support::FailWorkerAllocationAfter(workers, n);
-      saves.Load("slot", {}, [&](Result<LoadOutcome> r) {
-        ++answered;
-        status = r.status();
-      });
-      ASSERT_OK(saves.Flush(Deadline()));
-      const bool failed = test_support::DisarmWorker(workers, n);
-      went_through = !failed;
-      met += failed ? 1 : 0;
-      ASSERT_EQ(answered, 1);
-      EXPECT_THAT(*status, AnyOf(IsOk(), StatusIs(StatusCode::kStorageFailed)));
-      ASSERT_OK_AND_ASSIGN(auto now, world::CaptureForCompare(saves.world()));
-      ASSERT_OK_AND_ASSIGN(auto diff, world::DiffWorlds(status->ok() ? saved : played, now, 10));
-      EXPECT_THAT(diff, IsEmpty()) << "a failed load changed the world, or an Ok one did not";
-      if (!failed) {
-        EXPECT_OK(*status);
-      }
-
-      // The save system goes on: the next load gives the save back.
-      ASSERT_OK(LoadNow(saves, "slot"));
-      ASSERT_OK_AND_ASSIGN(auto loaded, world::CaptureForCompare(saves.world()));
-      ASSERT_OK_AND_ASSIGN(diff, world::DiffWorlds(saved, loaded, 10));
-      EXPECT_THAT(diff, IsEmpty());
+    int answered = 0;
+    std::optional<Status> status;
+    test_support::FailWorkerAllocationAfter(g.workers, n);
+    g.saves->Load("slot", {}, [&](Result<LoadOutcome> r) {
+      ++answered;
+      status = r.status();
+    });
+    ASSERT_OK(g.saves->Flush(Deadline()));
+    const bool failed = test_support::DisarmWorker(g.workers, n);
+    went_through = !failed;
+    met += failed ? 1 : 0;
+    ASSERT_EQ(answered, 1);
+    EXPECT_THAT(*status, AnyOf(IsOk(), StatusIs(StatusCode::kStorageFailed)));
+    ASSERT_OK_AND_ASSIGN(auto now, world::CaptureForCompare(g.saves->world()));
+    ASSERT_OK_AND_ASSIGN(auto diff, world::DiffWorlds(status->ok() ? saved : played, now, 10));
+    EXPECT_THAT(diff, IsEmpty()) << "a failed load changed the world, or an Ok one did not";
+    if (!failed) {
+      EXPECT_OK(*status);
     }
-    ASSERT_OK(store.FlushFor(kPatience));
+    SavesAndLoadsAgain(g);
+    ASSERT_OK(g.Close());
   }
   EXPECT_TRUE(went_through);
   EXPECT_GT(met, 10);
