@@ -1301,7 +1301,6 @@ void WorldCapture::NoteGone(const std::function<bool(const Hooked&)>& gone) {
 // ---------------------------------------------------------------------------------------------
 // Apply
 
-// One apply of a checked save: targets found, spawns, two passes of values, placements, hooks.
 // The live object saved as a subject ID, found as the world is now, for the references of an
 // apply whose own records did not take that subject: an actor by the host's look-up; a global, a
 // registered object or a local player's part by the ID a capture derives for it, listed the first
@@ -1349,6 +1348,7 @@ class World::LateLinks final : public record::ObjectLinks {
   SubjectsNow subjects_;
 };
 
+// One apply of a checked save: targets found, spawns, two passes of values, placements, hooks.
 class World::Applier {
  public:
   // `only_level`: apply only the world records of that level's actors (a streamed level just
