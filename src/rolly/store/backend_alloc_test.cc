@@ -158,6 +158,52 @@ TEST_P(BackendAllocationTest, ACallWhoseAllocationFailsLeavesTheCountRight) {
   }
 }
 
+// The folder backend's work runs on its I/O thread, where an allocation failing has no caller to
+// reach: for each operation, the I/O thread's n-th allocation from the call's start on is made to
+// throw, for n = 0, 1, 2... until the call's work makes fewer (the thread is armed, and disarmed,
+// by the callbacks of calls queued before and after it, which run there). Each call answers once,
+// its count comes down, and the backend still works.
+TEST(FolderBackendAllocationTest, AnIoThreadAllocationThatFailsAnswersOnce) {
+  for (const Case& c : kCases) {
+    bool went_through = false;
+    long failures = 0;
+    for (long n = 0; n < 10'000 && !went_through; ++n) {
+      SCOPED_TRACE(std::string(c.name) + ", I/O thread allocation " + std::to_string(n) +
+                   " failing");
+      std::unique_ptr<Backend> backend = MakeFolder();
+      Args args;
+      ASSERT_THAT(WriteNow(*backend, args.kept, Bytes(100, 7)), IsOk());
+      backend->Exists(args.kept, [n](Result<bool>) { test_support::FailAllocationAfter(n); });
+      c.call(*backend, args);
+      args.front->Set(Bytes(8, 3));
+      // Met when the call's work took the failure: not when the disarming call's work did, nor
+      // when the thread is still armed once that call answers (probed with n + 1 allocations).
+      std::atomic<bool> met{true};
+      backend->Exists(args.kept, [n, &met](Result<bool> r) {
+        if (!r.ok()) met = false;
+        try {
+          for (long i = 0; i <= n; ++i) ::operator delete(::operator new(1));
+        } catch (const std::bad_alloc&) {
+          met = false;
+        }
+        test_support::FailAllocationAfter(-1);
+      });
+      if (!Idles(*backend)) {
+        static_cast<void>(backend.release());
+        FAIL() << "an operation stays counted";
+      }
+      went_through = !met;
+      failures += met ? 1 : 0;
+      EXPECT_EQ(args.answered.load(), 1);
+      Result<Bytes> read = ReadNow(*backend, args.kept);
+      ASSERT_THAT(read.status(), IsOk());
+      EXPECT_EQ(*read, Bytes(100, 7));
+    }
+    EXPECT_TRUE(went_through) << c.name;
+    EXPECT_GT(failures, 1) << c.name;
+  }
+}
+
 // A write with a late front starts when the front is set, on the thread that sets it (a worker
 // done encoding), which has no caller to take an exception: an allocation failing there fails the
 // write (StorageFailed), answered once, and the count comes down.

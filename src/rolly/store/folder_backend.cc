@@ -8,8 +8,33 @@
 
 #include <fmt/format.h>
 
+#include "rolly/store/internal/thrown_call.h"
+
 namespace rolly::store {
 namespace {
+
+// The answer the I/O thread's work for one call makes: `work()`, or StorageFailed when it throws
+// (an allocation failing on that thread, where an exception has no caller to reach). A write that
+// threw part way may leave its temporary file, which the next start removes. When even that
+// status cannot be made (memory that short), the second exception goes on and ends the process.
+template <typename T, typename Work>
+T Answer(Work&& work) {
+  try {
+    return work();
+  } catch (...) {
+    return T(store_internal::ThrownStatus("the folder backend's work"));
+  }
+}
+
+// Work after the answer that nothing waits for (removing stale temporary files, asking for a
+// write-back): best effort, so a throw there is dropped.
+template <typename Work>
+void AfterAnswer(Work&& work) noexcept {
+  try {
+    work();
+  } catch (...) {
+  }
+}
 
 // Keeps the codes `allowed` and turns any other failure into StorageFailed with its message.
 Status Only(Status s, std::initializer_list<StatusCode> allowed) {
@@ -33,7 +58,7 @@ FolderBackend::FolderBackend(std::string folder, FolderBackendOptions options)
       margin_(options.free_space_margin),
       read_only_(options.read_only),
       io_(1) {
-  if (!read_only_) io_.Post([this] { Open(); });
+  if (!read_only_) io_.Post([this] { AfterAnswer([this] { Open(); }); });
 }
 
 std::optional<Status> FolderBackend::Refused() const {
@@ -172,13 +197,17 @@ void FolderBackend::StartWrite(const FileName& name, Bytes bytes, StatusCallback
 void FolderBackend::StartWritePieces(const FileName& name, std::vector<Bytes> pieces,
                                      StatusCallback done) {
   io_.Post([this, name, pieces = std::move(pieces), done = std::move(done)] {
-    if (std::optional<Status> refused = Refused()) return done(*refused);
-    const Status written = DoWrite(name, pieces);
-    done(Only(written, {StatusCode::kNoSpace}));
-    RemoveStaleTemps();
-    // An index is not flushed (see DoWrite). Once its writer has the answer, the system is asked
-    // to start writing it out, so the next save's fsync normally flushes it to the disk too.
-    if (written.ok() && name.kind() == FileKind::kIndex) fs_->StartWriteBack(PathOf(name));
+    const Status written = Answer<Status>([&] {
+      if (std::optional<Status> refused = Refused()) return *refused;
+      return Only(DoWrite(name, pieces), {StatusCode::kNoSpace});
+    });
+    done(written);
+    AfterAnswer([&] {
+      RemoveStaleTemps();
+      // An index is not flushed (see DoWrite). Once its writer has the answer, the system is
+      // asked to start writing it out, so the next save's fsync normally flushes it to the disk.
+      if (written.ok() && name.kind() == FileKind::kIndex) fs_->StartWriteBack(PathOf(name));
+    });
   });
 }
 
@@ -186,73 +215,69 @@ void FolderBackend::StartWriteLateFront(const FileName& name, std::shared_ptr<La
                                         std::vector<Bytes> rest, StatusCallback done) {
   io_.Post([this, name, front = std::move(front), rest = std::move(rest),
             done = std::move(done)] {
-    if (std::optional<Status> refused = Refused()) {
-      front->Wait();  // as any write: `rest` is the writer's until its front is set
-      return done(*refused);
-    }
-    const Status written = DoWrite(name, rest, front.get());
-    // A write that failed before it needed the front still answers only once it is set: the
-    // writer may be reading `rest` until then.
+    const Status written = Answer<Status>([&] {
+      if (std::optional<Status> refused = Refused()) return *refused;
+      return Only(DoWrite(name, rest, front.get()), {StatusCode::kNoSpace});
+    });
+    // A write that failed (or was refused) before it needed the front still answers only once it
+    // is set: the writer may be reading `rest` until then.
     front->Wait();
-    done(Only(written, {StatusCode::kNoSpace}));
-    RemoveStaleTemps();
-    if (written.ok() && name.kind() == FileKind::kIndex) fs_->StartWriteBack(PathOf(name));
+    done(written);
+    AfterAnswer([&] {
+      RemoveStaleTemps();
+      if (written.ok() && name.kind() == FileKind::kIndex) fs_->StartWriteBack(PathOf(name));
+    });
   });
 }
 
 void FolderBackend::StartRead(const FileName& name, std::size_t max_bytes, BytesCallback done) {
   io_.Post([this, name, max_bytes, done = std::move(done)] {
-    Result<Bytes> bytes = fs_->ReadFile(PathOf(name), max_bytes);
-    if (bytes.ok()) {
-      done(std::move(bytes));
-    } else {
-      done(Only(bytes.status(), {StatusCode::kNotFound}));
-    }
+    done(Answer<Result<Bytes>>([&]() -> Result<Bytes> {
+      Result<Bytes> bytes = fs_->ReadFile(PathOf(name), max_bytes);
+      if (bytes.ok()) return bytes;
+      return Only(bytes.status(), {StatusCode::kNotFound});
+    }));
   });
 }
 
 void FolderBackend::StartExists(const FileName& name, ExistsCallback done) {
   io_.Post([this, name, done = std::move(done)] {
-    Result<bool> exists = fs_->Exists(PathOf(name));
-    if (exists.ok()) {
-      done(std::move(exists));
-    } else {
-      done(Only(exists.status(), {}));
-    }
+    done(Answer<Result<bool>>([&]() -> Result<bool> {
+      Result<bool> exists = fs_->Exists(PathOf(name));
+      if (exists.ok()) return exists;
+      return Only(exists.status(), {});
+    }));
   });
 }
 
 void FolderBackend::StartDelete(const FileName& name, StatusCallback done) {
   io_.Post([this, name, done = std::move(done)] {
-    if (std::optional<Status> refused = Refused()) return done(*refused);
-    Status s = fs_->Remove(PathOf(name));
-    if (s.code() == StatusCode::kNotFound) {
-      done(OkStatus());
-      return;
-    }
-    // A removal that a power cut could undo would bring a deleted save back.
-    if (s.ok()) s = fs_->SyncDir(folder_);
-    done(Only(std::move(s), {}));
+    done(Answer<Status>([&] {
+      if (std::optional<Status> refused = Refused()) return *refused;
+      Status s = fs_->Remove(PathOf(name));
+      if (s.code() == StatusCode::kNotFound) return OkStatus();
+      // A removal that a power cut could undo would bring a deleted save back.
+      if (s.ok()) s = fs_->SyncDir(folder_);
+      return Only(std::move(s), {});
+    }));
   });
 }
 
 void FolderBackend::StartList(ListCallback done) {
   io_.Post([this, done = std::move(done)] {
-    Result<std::vector<std::string>> entries = fs_->ListDir(folder_);
-    if (!entries.ok()) {
-      if (entries.status().code() == StatusCode::kNotFound) {
-        done(std::vector<FileName>());
-      } else {
-        done(Only(entries.status(), {}));
+    done(Answer<Result<std::vector<FileName>>>([&]() -> Result<std::vector<FileName>> {
+      Result<std::vector<std::string>> entries = fs_->ListDir(folder_);
+      if (!entries.ok()) {
+        if (entries.status().code() == StatusCode::kNotFound) return std::vector<FileName>();
+        return Only(entries.status(), {});
       }
-      return;
-    }
-    std::vector<FileName> names;
-    for (const std::string& entry : *entries) {
-      if (auto parsed = FileName::Parse(entry)) names.push_back(*std::move(parsed));
-    }
-    std::sort(names.begin(), names.end());
-    done(std::move(names));
+      std::vector<FileName> names;
+      for (const std::string& entry : *entries) {
+        if (auto parsed = FileName::Parse(entry)) names.push_back(*std::move(parsed));
+      }
+      std::sort(names.begin(), names.end());
+      return names;
+    }));
   });
 }
 

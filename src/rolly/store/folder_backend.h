@@ -56,6 +56,9 @@
 // Thread rules: any thread may call. Every operation runs, in the order called, on the backend's
 // own I/O thread, never on the caller's; callbacks run on that thread, so they must be quick and
 // must not call WaitUntilIdle on this backend. Destroying the backend waits for every operation.
+// An allocation failing in an operation's work on the I/O thread answers it StorageFailed, naming
+// the exception (a write that failed so may leave its temporary file, which the next start
+// removes); the process ends only when even that status cannot be made.
 // Ownership: the backend shares ownership of its FileSystem.
 
 #ifndef ROLLY_STORE_FOLDER_BACKEND_H_
