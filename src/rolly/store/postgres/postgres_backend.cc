@@ -21,6 +21,7 @@
 
 #include "rolly/core/checksum.h"
 #include "rolly/store/postgres/internal/pg_connection.h"
+#include "rolly/store/internal/thrown_call.h"
 #include "rolly/store/postgres/internal/pg_sql.h"
 
 namespace rolly::store {
@@ -421,32 +422,53 @@ PostgresBackend::~PostgresBackend() {
 
 const PostgresOptions& PostgresBackend::options() const { return impl_->options(); }
 
+namespace {
+
+// The answer a connection thread's work for one call makes: `work()`, or StorageFailed when it
+// throws (an allocation failing on that thread, where an exception has no caller to reach); the
+// connection, in a state no one knows then, is dropped, and the next operation on it connects
+// again. When even that status cannot be made (memory that short), the second exception goes on
+// and ends the process.
+template <typename T, typename Work>
+T Answer(PgConnection& conn, Work&& work) {
+  try {
+    return work();
+  } catch (...) {
+    conn.Close();
+    return T(store_internal::ThrownStatus("the postgres backend's work"));
+  }
+}
+
+}  // namespace
+
 void PostgresBackend::StartWrite(const FileName& name, Bytes bytes, StatusCallback done) {
   impl_->Post([this, name, bytes = std::move(bytes), done = std::move(done)](PgConnection& conn) {
-    done(impl_->Write(conn, name, bytes));
+    done(Answer<Status>(conn, [&] { return impl_->Write(conn, name, bytes); }));
   });
 }
 
 void PostgresBackend::StartRead(const FileName& name, std::size_t max_bytes, BytesCallback done) {
   impl_->Post([this, name, max_bytes, done = std::move(done)](PgConnection& conn) {
-    done(impl_->Read(conn, name, max_bytes));
+    done(Answer<Result<Bytes>>(conn, [&] { return impl_->Read(conn, name, max_bytes); }));
   });
 }
 
 void PostgresBackend::StartExists(const FileName& name, ExistsCallback done) {
   impl_->Post([this, name, done = std::move(done)](PgConnection& conn) {
-    done(impl_->Exists(conn, name));
+    done(Answer<Result<bool>>(conn, [&] { return impl_->Exists(conn, name); }));
   });
 }
 
 void PostgresBackend::StartDelete(const FileName& name, StatusCallback done) {
   impl_->Post([this, name, done = std::move(done)](PgConnection& conn) {
-    done(impl_->Delete(conn, name));
+    done(Answer<Status>(conn, [&] { return impl_->Delete(conn, name); }));
   });
 }
 
 void PostgresBackend::StartList(ListCallback done) {
-  impl_->Post([this, done = std::move(done)](PgConnection& conn) { done(impl_->List(conn)); });
+  impl_->Post([this, done = std::move(done)](PgConnection& conn) {
+    done(Answer<Result<std::vector<FileName>>>(conn, [&] { return impl_->List(conn); }));
+  });
 }
 
 }  // namespace rolly::store

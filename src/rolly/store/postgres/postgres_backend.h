@@ -43,7 +43,9 @@
 //
 // Thread rules: any thread may call. Operations run on the backend's own pool of connections,
 // pool_size threads each holding one connection, never on the caller's thread; callbacks run on
-// those threads. Destroying the backend waits for its operations and closes the connections.
+// those threads. Destroying the backend waits for its operations and closes the connections. An
+// allocation failing in an operation's work on a connection's thread answers it StorageFailed,
+// naming the exception, and drops that connection (the next operation on it connects again).
 
 #ifndef ROLLY_STORE_POSTGRES_POSTGRES_BACKEND_H_
 #define ROLLY_STORE_POSTGRES_POSTGRES_BACKEND_H_

@@ -23,6 +23,7 @@
 #include <future>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <optional>
 #include <random>
 #include <string>
@@ -30,6 +31,7 @@
 #include <vector>
 
 #include "rolly/core/checksum.h"
+#include "rolly/core/failing_allocation.h"
 #include "rolly/core/status_matchers.h"
 #include "rolly/store/backend.h"
 #include "rolly/store/file_name.h"
@@ -492,6 +494,81 @@ TEST_F(PostgresBackendTest, ReadOfAMissingRowIsNotFoundAndExistsIsFalse) {
   EXPECT_OK(DeleteNow(*backend, Slot("none")));
   ASSERT_OK_AND_ASSIGN(std::vector<FileName> listed, ListNow(*backend));
   EXPECT_TRUE(listed.empty());
+}
+
+// A connection thread's work whose allocation fails answers StorageFailed, once, and the backend
+// goes on (the connection, in a state no one knows, is dropped and made again). One connection, so
+// that every call runs on the one thread the callback of a call before arms (and one after
+// disarms); each call is swept over n = 0, 1, 2... until its work makes fewer allocations.
+TEST_F(PostgresBackendTest, AConnectionThreadsAllocationThatFailsAnswersOnce) {
+  const std::string key = NewUser();
+  PostgresOptions options = Options(key);
+  options.pool_size = 1;
+  auto backend = Open(options);
+  ASSERT_NE(backend, nullptr);
+  const FileName kept = Slot("kept");
+  const FileName other = Slot("other");
+  ASSERT_OK(WriteNow(*backend, kept, Bytes(100, 7)));
+  using Call = std::function<void(Backend&, std::function<void(Status)>)>;
+  const std::pair<const char*, Call> calls[] = {
+      {"Write", [&](Backend& b, auto done) { b.Write(other, Bytes(300, 1), std::move(done)); }},
+      {"Read", [&](Backend& b, auto done) {
+         b.Read(kept, [done](Result<Bytes> r) { done(r.status()); });
+       }},
+      {"Exists", [&](Backend& b, auto done) {
+         b.Exists(kept, [done](Result<bool> r) { done(r.status()); });
+       }},
+      {"Delete", [&](Backend& b, auto done) { b.Delete(other, std::move(done)); }},
+      {"List", [&](Backend& b, auto done) {
+         b.List([done](Result<std::vector<FileName>> r) { done(r.status()); });
+       }},
+  };
+  for (const auto& [name, call] : calls) {
+    bool went_through = false;
+    long failures = 0;
+    for (long n = 0; n < 10'000 && !went_through; ++n) {
+      SCOPED_TRACE(std::string(name) + ", connection thread allocation " + std::to_string(n) +
+                   " failing");
+      std::promise<void> armed;
+      backend->Exists(kept, [n, &armed](Result<bool>) {
+        test_support::FailAllocationAfter(n);
+        armed.set_value();
+      });
+      armed.get_future().wait();
+      std::promise<Status> answered;
+      std::atomic<int> answers{0};
+      call(*backend, [&](Status s) {
+        if (answers.fetch_add(1) == 0) answered.set_value(std::move(s));
+      });
+      const Status answer = answered.get_future().get();
+      // Met when the call's work took the failure: not when the disarming call's work did, nor
+      // when the thread is still armed once that call answers (probed with n + 1 allocations).
+      std::promise<bool> disarmed;
+      backend->Exists(kept, [n, &disarmed](Result<bool> r) {
+        bool met = r.ok();
+        try {
+          for (long i = 0; i <= n; ++i) ::operator delete(::operator new(1));
+        } catch (const std::bad_alloc&) {
+          met = false;
+        }
+        test_support::FailAllocationAfter(-1);
+        disarmed.set_value(met);
+      });
+      const bool met = disarmed.get_future().get();
+      went_through = !met;
+      failures += met ? 1 : 0;
+      EXPECT_EQ(answers.load(), 1);
+      // (A write after one that threw may find the row its version cache did not note: Changed,
+      // which sends the store to read the copies again, as after another writer.)
+      EXPECT_TRUE(answer.ok() || answer.code() == StatusCode::kStorageFailed ||
+                  answer.code() == StatusCode::kChanged)
+          << answer.ToString();
+      ASSERT_OK_AND_ASSIGN(Bytes read, ReadNow(*backend, kept));
+      EXPECT_EQ(read, Bytes(100, 7));
+    }
+    EXPECT_TRUE(went_through) << name;
+    EXPECT_GT(failures, 1) << name;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
