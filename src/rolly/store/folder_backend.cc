@@ -13,17 +13,12 @@
 namespace rolly::store {
 namespace {
 
-// The answer the I/O thread's work for one call makes: `work()`, or StorageFailed when it throws
-// (an allocation failing on that thread, where an exception has no caller to reach). A write that
-// threw part way may leave its temporary file, which the next start removes. When even that
-// status cannot be made (memory that short), the second exception goes on and ends the process.
+// The answer the I/O thread's work for one call makes (StorageFailed when it throws: an allocation
+// failing on that thread). A write that threw part way may leave its temporary file, which the
+// next start removes.
 template <typename T, typename Work>
 T Answer(Work&& work) {
-  try {
-    return work();
-  } catch (...) {
-    return T(store_internal::ThrownStatus("the folder backend's work"));
-  }
+  return store_internal::AnswerOf<T>("the folder backend's work", std::forward<Work>(work));
 }
 
 // Work after the answer that nothing waits for (removing stale temporary files, asking for a

@@ -156,20 +156,16 @@ class BackendCall {
   std::function<void(T)> callback_;
 };
 
+// StorageFailed for the store's own work that threw (call only inside a catch block).
+Status WorkThrew() { return store_internal::ThrownStatus("the store's work"); }
+
 // What `work` returns, or, when it throws, StorageFailed naming the exception: for the store's
 // own work on workers and backends' threads (an allocation failing there), where an exception has
 // no caller to reach. When even that status cannot be made (memory is that short), the second
 // exception goes on.
-// StorageFailed for the store's own work that threw (call only inside a catch block).
-Status WorkThrew() { return store_internal::ThrownStatus("the store's work"); }
-
 template <typename T, typename Work>
 T Guarded(Work&& work) {
-  try {
-    return work();
-  } catch (...) {
-    return T(WorkThrew());
-  }
+  return store_internal::AnswerOf<T>("the store's work", std::forward<Work>(work));
 }
 
 // What an operation's callback gets, handed from the thread that ends the operation to the game

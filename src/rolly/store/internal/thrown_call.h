@@ -11,6 +11,7 @@
 
 #include <exception>
 #include <string_view>
+#include <utility>
 
 #include "rolly/core/status.h"
 
@@ -32,6 +33,24 @@ inline Status ThrownStatus(std::string_view what) {
 // The status of a backend call that threw: the call fails as one the backend answered
 // StorageFailed (std::bad_alloc inside the backend, or a game's backend that throws).
 inline Status ThrownCallStatus() { return ThrownStatus("the backend call"); }
+
+// What `work()` returns, or, when it throws, StorageFailed saying that `what` threw (ThrownStatus)
+// as a T, after `thrown()` ran: for work on a thread where an exception has no caller to reach
+// (a worker, a backend's own thread). When even that status cannot be made, the second exception
+// goes on.
+template <typename T, typename Work, typename Thrown>
+T AnswerOf(std::string_view what, Work&& work, Thrown&& thrown) {
+  try {
+    return work();
+  } catch (...) {
+    thrown();
+    return T(ThrownStatus(what));
+  }
+}
+template <typename T, typename Work>
+T AnswerOf(std::string_view what, Work&& work) {
+  return AnswerOf<T>(what, std::forward<Work>(work), [] {});
+}
 
 }  // namespace rolly::store_internal
 

@@ -424,19 +424,13 @@ const PostgresOptions& PostgresBackend::options() const { return impl_->options(
 
 namespace {
 
-// The answer a connection thread's work for one call makes: `work()`, or StorageFailed when it
-// throws (an allocation failing on that thread, where an exception has no caller to reach); the
-// connection, in a state no one knows then, is dropped, and the next operation on it connects
-// again. When even that status cannot be made (memory that short), the second exception goes on
-// and ends the process.
+// The answer a connection thread's work for one call makes (StorageFailed when it throws: an
+// allocation failing on that thread). The connection, in a state no one knows then, is dropped,
+// and the next operation on it connects again.
 template <typename T, typename Work>
 T Answer(PgConnection& conn, Work&& work) {
-  try {
-    return work();
-  } catch (...) {
-    conn.Close();
-    return T(store_internal::ThrownStatus("the postgres backend's work"));
-  }
+  return store_internal::AnswerOf<T>("the postgres backend's work", std::forward<Work>(work),
+                                     [&conn] { conn.Close(); });
 }
 
 }  // namespace
