@@ -17,8 +17,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstddef>
+#include <exception>
 #include <functional>
+#include <memory>
 #include <new>
 #include <optional>
 #include <string>
@@ -53,6 +56,102 @@ format::File MakeFile(std::string title) {
   file.chunks.emplace_back(format::kTestChunk, "payload", Bytes(200, 7));
   return file;
 }
+
+// A backend that runs every call of `target` on a thread of its own (a pool of one), where the
+// target, answering at once, answers too: the store's completions of these calls run on that
+// thread, as on a backend with threads of its own. Everything the forwarding needs (the task,
+// the callback held apart, the name's copy) is made on the calling thread, so that the only
+// allocations on the backend's thread are the target's and those of the store's completions.
+// A write's late front is waited for as Backend's default does (StartWhenFrontSet, on the thread
+// that sets it), whose pieces are then forwarded here: the thread never blocks on a front.
+class OwnThreadBackend : public Backend {
+ public:
+  explicit OwnThreadBackend(Backend* target) : target_(target) {}
+  ~OwnThreadBackend() override {
+    WaitUntilIdle();
+    thread_.WaitUntilIdle();
+  }
+
+  // The backend's thread, to arm.
+  WorkerPool& thread() { return thread_; }
+  bool can_list() const override { return target_->can_list(); }
+  // Callbacks (the store's completions) that threw out to this thread, after they answered.
+  int callbacks_that_threw() const { return callbacks_that_threw_.load(); }
+
+ protected:
+  void StartWrite(const FileName& name, Bytes bytes, StatusCallback done) override {
+    Forward(std::move(done),
+            [this, name, bytes = std::move(bytes)](StatusCallback forward) mutable {
+              target_->Write(name, std::move(bytes), std::move(forward));
+            });
+  }
+  void StartWritePieces(const FileName& name, std::vector<Bytes> pieces,
+                        StatusCallback done) override {
+    Forward(std::move(done),
+            [this, name, pieces = std::move(pieces)](StatusCallback forward) mutable {
+              target_->Write(name, std::move(pieces), std::move(forward));
+            });
+  }
+  void StartRead(const FileName& name, std::size_t max_bytes, BytesCallback done) override {
+    Forward(std::move(done), [this, name, max_bytes](BytesCallback forward) {
+      target_->ReadPrefix(name, max_bytes, std::move(forward));
+    });
+  }
+  void StartExists(const FileName& name, ExistsCallback done) override {
+    Forward(std::move(done), [this, name](ExistsCallback forward) {
+      target_->Exists(name, std::move(forward));
+    });
+  }
+  void StartDelete(const FileName& name, StatusCallback done) override {
+    Forward(std::move(done), [this, name](StatusCallback forward) {
+      target_->Delete(name, std::move(forward));
+    });
+  }
+  void StartList(ListCallback done) override {
+    Forward(std::move(done),
+            [this](ListCallback forward) { target_->List(std::move(forward)); });
+  }
+
+ private:
+  template <typename T>
+  struct Held {
+    explicit Held(std::function<void(T)> d) : done(std::move(d)) {}
+    std::function<void(T)> done;
+    std::atomic<bool> answered{false};
+  };
+
+  // Posts `call(forward)` to the thread; `forward` answers `done`. When the call throws before
+  // it answered (the target's allocation failing: it started nothing), the call answers
+  // StorageFailed, as the store takes a call that throws. Throws only before anything is posted.
+  template <typename T, typename Call>
+  void Forward(std::function<void(T)> done, Call call) {
+    auto held = std::make_shared<Held<T>>(std::move(done));
+    std::function<void(T)> forward = [held](T value) {
+      held->answered.store(true);
+      held->done(std::move(value));
+    };
+    thread_.Post([this, held, forward = std::move(forward), call = std::move(call)]() mutable {
+      try {
+        call(std::move(forward));
+        return;
+      } catch (...) {
+        if (held->answered.exchange(true)) {
+          ++callbacks_that_threw_;  // the answer stands; what it threw reached this thread
+          return;
+        }
+      }
+      try {
+        held->done(T(StorageFailedError("the backend's call threw")));
+      } catch (...) {
+        ++callbacks_that_threw_;
+      }
+    });
+  }
+
+  Backend* const target_;
+  std::atomic<int> callbacks_that_threw_{0};
+  WorkerPool thread_{1};
+};
 
 // One request, given the store (its callback counts into `answered`).
 using Request = std::function<void(Store&, int* answered)>;
@@ -276,6 +375,116 @@ TEST(StoreAllocationTest, AWorkerAllocationThatFailsEndsTheRequestWithAStatus) {
       // The sweep met failures: 2 (a listing that knows the index) to some 200 (a slot copy that
       // knows nothing).
       EXPECT_GE(failures, 2) << c.name;
+    }
+  }
+}
+
+// The same sweep on the backend's own thread: the store runs there what it does once a backend
+// call answers (a save's FinishSave, a load's verifying of the second copy, the listing's quick
+// path, the index writes that run where the backend answers, the next request's turn...). The
+// backend (OwnThreadBackend over the memory backend) runs every call on its one thread, and its
+// n-th allocation after the request is asked fails there (the store's worker never fails). The
+// same requests, on a store that knows the slot and one that knows nothing, and the same checks:
+// one answer per request, Ok or StorageFailed, the last good save kept when it failed, flushes
+// end, nothing pending, and the next load and save work; and no completion throws out to the
+// backend's thread.
+//
+// Disabled: it finds a lost answer, and then hangs (a Store waits for it as it closes). "Save
+// (knowing nothing)", n = 11: a read of copy b answers NotFound on the backend's thread, and
+// Backend::Track's callback (backend.cc) copies that status in Promised, an allocation, which
+// fails. The operation is then claimed and uncounted but its callback never runs; the
+// bad_alloc goes to the backend's thread (here counted in callbacks_that_threw). The store's
+// read never answers: the flush ends Busy after kPatience. A backend that answers at once
+// hands that exception to its caller, which takes it as StorageFailed; one with threads of its
+// own loses the answer. (The failure in the target's own Track, before it answers, is met too
+// and ends with StorageFailed as it should.) The "Save" sweep on a store that knows the slot
+// passes, meeting 54 failures.
+TEST(StoreAllocationTest, DISABLED_ABackendThreadAllocationThatFailsEndsTheRequestWithAStatus) {
+  const FileName newest = FileName::ForSlot("rolly", "slot", Copy::kA).value();
+  for (const WorkerCase& c : kWorkerCases) {
+    for (const bool knows : {true, false}) {
+      bool went_through = false;
+      long failures = 0;
+      for (long n = 0; n < 10'000 && !went_through; ++n) {
+        SCOPED_TRACE(std::string(c.name) + (knows ? "" : " (knowing nothing)") +
+                     ", backend thread allocation " + std::to_string(n) + " failing");
+        WorkerPool worker(1);
+        Mailbox mailbox;
+        MemoryBackend memory;
+        OwnThreadBackend own(&memory);
+        OwnThreadBackend other(&memory);
+        OwnThreadBackend& backend = knows ? own : other;
+        {
+          Store first(own, worker, mailbox);
+          std::vector<Status> saved;
+          first.Save("slot", MakeFile("first"), Answering(&saved));
+          ASSERT_THAT(first.FlushFor(kPatience), IsOk());
+          ASSERT_THAT(saved, ElementsAre(IsOk()));
+          const Bytes last_good = *memory.Peek(newest);
+          Store second(other, worker, mailbox);
+          Store& store = knows ? first : second;
+
+          std::vector<Status> answers;
+          test_support::FailWorkerAllocationAfter(backend.thread(), n);
+          // The worker and the backend's thread wait until the requests are made (allocating
+          // nothing meanwhile), so that a second request's turn starts where the first ends.
+          std::atomic<bool> asked{false};
+          const auto wait_asked = [&asked] {
+            while (!asked.load()) std::this_thread::yield();
+          };
+          worker.Post(wait_asked);
+          backend.thread().Post(wait_asked);
+          c.request(store, &answers);
+          asked.store(true);
+          const Status flushed = store.FlushFor(kPatience);
+          const bool met = test_support::DisarmWorker(backend.thread(), n);
+          went_through = !met;
+          failures += met ? 1 : 0;
+          EXPECT_EQ(backend.callbacks_that_threw(), 0);
+          ASSERT_THAT(flushed, IsOk());
+          ASSERT_THAT(answers, AllOf(SizeIs(c.answers),
+                                     Each(AnyOf(IsOk(), StatusIs(StatusCode::kStorageFailed)))));
+          EXPECT_EQ(store.pending(), 0u);
+          const bool ok = answers[0].ok();
+          const std::optional<Bytes> kept = memory.Peek(newest);
+          if (!ok) {
+            EXPECT_TRUE(kept == last_good) << "the last good save changed";
+          }
+          if (c.copies_to != nullptr) {
+            std::optional<Result<LoadResult>> copied;
+            store.Load(c.copies_to,
+                       [&copied](Result<LoadResult> r) { copied.emplace(std::move(r)); });
+            ASSERT_THAT(store.FlushFor(kPatience), IsOk());
+            ASSERT_TRUE(copied.has_value());
+            if (ok) {
+              ASSERT_THAT(*copied, IsOk());
+              EXPECT_EQ((*copied)->file.header.title, "first");
+            } else {
+              EXPECT_THAT(*copied, AnyOf(StatusIs(StatusCode::kNotFound),
+                                         StatusIs(StatusCode::kDamaged)));
+            }
+          }
+
+          std::optional<Result<LoadResult>> loaded;
+          store.Load("slot", [&loaded](Result<LoadResult> r) { loaded.emplace(std::move(r)); });
+          std::vector<Status> saved_again;
+          store.Save("slot", MakeFile("after"), Answering(&saved_again));
+          ASSERT_THAT(store.FlushFor(kPatience), IsOk());
+          ASSERT_TRUE(loaded.has_value());
+          if (!kept) {
+            EXPECT_THAT(*loaded, StatusIs(StatusCode::kNotFound));
+          } else {
+            ASSERT_THAT(*loaded, IsOk());
+            EXPECT_EQ((*loaded)->file.header.title,
+                      ok && c.title_after != nullptr ? c.title_after : "first");
+          }
+          EXPECT_THAT(saved_again, ElementsAre(IsOk()));
+        }  // the stores close
+      }
+      EXPECT_TRUE(went_through) << c.name;
+      std::printf("[ counts ] %s%s: %ld backend thread failures met\n", c.name,
+                  knows ? "" : " (knowing nothing)", failures);
+      EXPECT_GE(failures, 1) << c.name;
     }
   }
 }
