@@ -8,6 +8,7 @@
 #include <cassert>
 #include <future>
 #include <limits>
+#include <type_traits>
 #include <utility>
 
 #include "rolly/store/internal/thrown_call.h"
@@ -15,20 +16,33 @@
 namespace rolly::store {
 namespace {
 
-// Keeps `s` when its code is one of `allowed`; otherwise StorageFailed naming it.
-Status Promised(Status s, std::span<const StatusCode> allowed) {
-  if (s.ok()) return s;
+// Whether `s` is Ok or of one of the codes `allowed`.
+bool Kept(const Status& s, std::span<const StatusCode> allowed) {
+  if (s.ok()) return true;
   for (StatusCode c : allowed) {
-    if (s.code() == c) return s;
+    if (s.code() == c) return true;
   }
-  return StorageFailedError(fmt::format("backend answered {}", s.ToString()));
+  return false;
 }
 
-// A Result keeps its value, or gets its status promised.
-template <typename T>
-Result<T> Promised(Result<T> r, std::span<const StatusCode> allowed) {
-  if (r.ok()) return r;
-  return Promised(r.status(), allowed);
+// The answer `a` (a Status or a Result) as promised: kept when Kept, moved, so that an answer on
+// a backend's thread short of memory still reaches its callback; otherwise StorageFailed naming
+// it. When even that cannot be made (an allocation failing), `a` goes on as it is: a code the
+// contract does not list is better than an answer lost.
+template <typename A>
+A Promised(A a, std::span<const StatusCode> allowed) {
+  const Status* s;
+  if constexpr (std::is_same_v<A, Status>) {
+    s = &a;
+  } else {
+    s = &a.status();
+  }
+  if (Kept(*s, allowed)) return a;
+  try {
+    return A(StorageFailedError(fmt::format("backend answered {}", s->ToString())));
+  } catch (...) {
+    return a;
+  }
 }
 
 constexpr StatusCode kWriteCodes[] = {StatusCode::kNoSpace, StatusCode::kStorageFailed,

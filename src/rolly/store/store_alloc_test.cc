@@ -17,7 +17,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <cstddef>
 #include <exception>
 #include <functional>
@@ -389,17 +388,10 @@ TEST(StoreAllocationTest, AWorkerAllocationThatFailsEndsTheRequestWithAStatus) {
 // end, nothing pending, and the next load and save work; and no completion throws out to the
 // backend's thread.
 //
-// Disabled: it finds a lost answer, and then hangs (a Store waits for it as it closes). "Save
-// (knowing nothing)", n = 11: a read of copy b answers NotFound on the backend's thread, and
-// Backend::Track's callback (backend.cc) copies that status in Promised, an allocation, which
-// fails. The operation is then claimed and uncounted but its callback never runs; the
-// bad_alloc goes to the backend's thread (here counted in callbacks_that_threw). The store's
-// read never answers: the flush ends Busy after kPatience. A backend that answers at once
-// hands that exception to its caller, which takes it as StorageFailed; one with threads of its
-// own loses the answer. (The failure in the target's own Track, before it answers, is met too
-// and ends with StorageFailed as it should.) With Promised moving the status instead (tried, not
-// made here), every case passes.
-TEST(StoreAllocationTest, DISABLED_ABackendThreadAllocationThatFailsEndsTheRequestWithAStatus) {
+// It found a lost answer: Backend::Track's callback copied a failed answer's status to keep it
+// (Promised), and that allocation failing lost the callback, so the store waited for good for
+// the read ("Save (knowing nothing)", n = 11: a read of copy b answering NotFound).
+TEST(StoreAllocationTest, ABackendThreadAllocationThatFailsEndsTheRequestWithAStatus) {
   const FileName newest = FileName::ForSlot("rolly", "slot", Copy::kA).value();
   for (const WorkerCase& c : kWorkerCases) {
     for (const bool knows : {true, false}) {
@@ -482,10 +474,8 @@ TEST(StoreAllocationTest, DISABLED_ABackendThreadAllocationThatFailsEndsTheReque
         }  // the stores close
       }
       EXPECT_TRUE(went_through) << c.name;
-      std::printf("[ counts ] %s%s: %ld backend thread failures met\n", c.name,
-                  knows ? "" : " (knowing nothing)", failures);
-      // Counts met (with the lost answer below fixed): 5 (LoadCopy) to 71 (CopySlot); none for
-      // a listing that knows the index, which asks the backend nothing.
+      // Counts met: 5 (LoadCopy) to 71 (CopySlot); none for a listing that knows the index,
+      // which asks the backend nothing.
       const bool asks_nothing = knows && std::string(c.name) == "ListSlots";
       EXPECT_GE(failures, asks_nothing ? 0 : 5) << c.name;
     }
