@@ -284,6 +284,56 @@ const WorkerCase kWorkerCases[] = {
      "first", 2},
 };
 
+// The copy of "slot" that holds its first save (copy a).
+FileName NewestOfSlot() { return FileName::ForSlot("rolly", "slot", Copy::kA).value(); }
+
+// The checks after a request of the sweeps, on `store` over `memory` (which held the save
+// "first", `last_good`, before it): one answer per request, Ok or StorageFailed; nothing pending;
+// a request that failed left the last good save (a delete removes the older copy first, and
+// answers Ok once both are gone); a slot copy that went through holds the save, and one that
+// failed wrote no valid save; and the slot's queue still runs what comes next, a load finding
+// what the request left and a save going through.
+void ExpectTheStoreWhole(const WorkerCase& c, Store& store, const MemoryBackend& memory,
+                         const std::vector<Status>& answers, const Bytes& last_good) {
+  const FileName newest = NewestOfSlot();
+  ASSERT_THAT(answers, AllOf(SizeIs(c.answers),
+                             Each(AnyOf(IsOk(), StatusIs(StatusCode::kStorageFailed)))));
+  EXPECT_EQ(store.pending(), 0u);
+  const bool ok = answers[0].ok();
+  const std::optional<Bytes> kept = memory.Peek(newest);
+  if (!ok) {
+    EXPECT_TRUE(kept == last_good) << "the last good save changed";
+  }
+  if (c.copies_to != nullptr) {
+    std::optional<Result<LoadResult>> copied;
+    store.Load(c.copies_to, [&copied](Result<LoadResult> r) { copied.emplace(std::move(r)); });
+    ASSERT_THAT(store.FlushFor(kPatience), IsOk());
+    ASSERT_TRUE(copied.has_value());
+    if (ok) {
+      ASSERT_THAT(*copied, IsOk());
+      EXPECT_EQ((*copied)->file.header.title, "first");
+    } else {
+      EXPECT_THAT(*copied,
+                  AnyOf(StatusIs(StatusCode::kNotFound), StatusIs(StatusCode::kDamaged)));
+    }
+  }
+
+  std::optional<Result<LoadResult>> loaded;
+  store.Load("slot", [&loaded](Result<LoadResult> r) { loaded.emplace(std::move(r)); });
+  std::vector<Status> saved_again;
+  store.Save("slot", MakeFile("after"), Answering(&saved_again));
+  ASSERT_THAT(store.FlushFor(kPatience), IsOk());
+  ASSERT_TRUE(loaded.has_value());
+  if (!kept) {
+    EXPECT_THAT(*loaded, StatusIs(StatusCode::kNotFound));
+  } else {
+    ASSERT_THAT(*loaded, IsOk());
+    EXPECT_EQ((*loaded)->file.header.title,
+              ok && c.title_after != nullptr ? c.title_after : "first");
+  }
+  EXPECT_THAT(saved_again, ElementsAre(IsOk()));
+}
+
 // Each request runs on a store that knows the slot and the index already (its own save made
 // them), and on one that knows nothing yet (a backend object of its own over the same files), so
 // that it reads the copies and the index first. Whatever fails, each request calls back once, Ok
@@ -291,7 +341,7 @@ const WorkerCase kWorkerCases[] = {
 // older copy first, and answers Ok once both are gone); a slot copy that failed wrote no valid
 // save; and a load after it finds what it left.
 TEST(StoreAllocationTest, AWorkerAllocationThatFailsEndsTheRequestWithAStatus) {
-  const FileName newest = FileName::ForSlot("rolly", "slot", Copy::kA).value();
+  const FileName newest = NewestOfSlot();
   for (const WorkerCase& c : kWorkerCases) {
     for (const bool knows : {true, false}) {
       bool went_through = false;
@@ -328,46 +378,7 @@ TEST(StoreAllocationTest, AWorkerAllocationThatFailsEndsTheRequestWithAStatus) {
           went_through = !met;
           failures += met ? 1 : 0;
           ASSERT_THAT(flushed, IsOk());
-          ASSERT_THAT(answers, AllOf(SizeIs(c.answers),
-                                     Each(AnyOf(IsOk(), StatusIs(StatusCode::kStorageFailed)))));
-          EXPECT_EQ(store.pending(), 0u);
-          const bool ok = answers[0].ok();
-          const std::optional<Bytes> kept = memory.Peek(newest);
-          // (A delete removes the older copy first, and answers Ok once both are gone.)
-          if (!ok) {
-            EXPECT_TRUE(kept == last_good) << "the last good save changed";
-          }
-          if (c.copies_to != nullptr) {
-            // A copy that went through holds the save; one that failed wrote no valid save.
-            std::optional<Result<LoadResult>> copied;
-            store.Load(c.copies_to,
-                       [&copied](Result<LoadResult> r) { copied.emplace(std::move(r)); });
-            ASSERT_THAT(store.FlushFor(kPatience), IsOk());
-            ASSERT_TRUE(copied.has_value());
-            if (ok) {
-              ASSERT_THAT(*copied, IsOk());
-              EXPECT_EQ((*copied)->file.header.title, "first");
-            } else {
-              EXPECT_THAT(*copied, AnyOf(StatusIs(StatusCode::kNotFound),
-                                         StatusIs(StatusCode::kDamaged)));
-            }
-          }
-
-          // The slot's queue still runs what comes next, and the store still saves.
-          std::optional<Result<LoadResult>> loaded;
-          store.Load("slot", [&loaded](Result<LoadResult> r) { loaded.emplace(std::move(r)); });
-          std::vector<Status> saved_again;
-          store.Save("slot", MakeFile("after"), Answering(&saved_again));
-          ASSERT_THAT(store.FlushFor(kPatience), IsOk());
-          ASSERT_TRUE(loaded.has_value());
-          if (!kept) {
-            EXPECT_THAT(*loaded, StatusIs(StatusCode::kNotFound));
-          } else {
-            ASSERT_THAT(*loaded, IsOk());
-            EXPECT_EQ((*loaded)->file.header.title,
-                      ok && c.title_after != nullptr ? c.title_after : "first");
-          }
-          EXPECT_THAT(saved_again, ElementsAre(IsOk()));
+          ExpectTheStoreWhole(c, store, memory, answers, last_good);
         }  // the stores close
       }
       EXPECT_TRUE(went_through) << c.name;
@@ -392,7 +403,7 @@ TEST(StoreAllocationTest, AWorkerAllocationThatFailsEndsTheRequestWithAStatus) {
 // (Promised), and that allocation failing lost the callback, so the store waited for good for
 // the read ("Save (knowing nothing)", n = 11: a read of copy b answering NotFound).
 TEST(StoreAllocationTest, ABackendThreadAllocationThatFailsEndsTheRequestWithAStatus) {
-  const FileName newest = FileName::ForSlot("rolly", "slot", Copy::kA).value();
+  const FileName newest = NewestOfSlot();
   for (const WorkerCase& c : kWorkerCases) {
     for (const bool knows : {true, false}) {
       bool went_through = false;
@@ -434,43 +445,7 @@ TEST(StoreAllocationTest, ABackendThreadAllocationThatFailsEndsTheRequestWithASt
           failures += met ? 1 : 0;
           EXPECT_EQ(backend.callbacks_that_threw(), 0);
           ASSERT_THAT(flushed, IsOk());
-          ASSERT_THAT(answers, AllOf(SizeIs(c.answers),
-                                     Each(AnyOf(IsOk(), StatusIs(StatusCode::kStorageFailed)))));
-          EXPECT_EQ(store.pending(), 0u);
-          const bool ok = answers[0].ok();
-          const std::optional<Bytes> kept = memory.Peek(newest);
-          if (!ok) {
-            EXPECT_TRUE(kept == last_good) << "the last good save changed";
-          }
-          if (c.copies_to != nullptr) {
-            std::optional<Result<LoadResult>> copied;
-            store.Load(c.copies_to,
-                       [&copied](Result<LoadResult> r) { copied.emplace(std::move(r)); });
-            ASSERT_THAT(store.FlushFor(kPatience), IsOk());
-            ASSERT_TRUE(copied.has_value());
-            if (ok) {
-              ASSERT_THAT(*copied, IsOk());
-              EXPECT_EQ((*copied)->file.header.title, "first");
-            } else {
-              EXPECT_THAT(*copied, AnyOf(StatusIs(StatusCode::kNotFound),
-                                         StatusIs(StatusCode::kDamaged)));
-            }
-          }
-
-          std::optional<Result<LoadResult>> loaded;
-          store.Load("slot", [&loaded](Result<LoadResult> r) { loaded.emplace(std::move(r)); });
-          std::vector<Status> saved_again;
-          store.Save("slot", MakeFile("after"), Answering(&saved_again));
-          ASSERT_THAT(store.FlushFor(kPatience), IsOk());
-          ASSERT_TRUE(loaded.has_value());
-          if (!kept) {
-            EXPECT_THAT(*loaded, StatusIs(StatusCode::kNotFound));
-          } else {
-            ASSERT_THAT(*loaded, IsOk());
-            EXPECT_EQ((*loaded)->file.header.title,
-                      ok && c.title_after != nullptr ? c.title_after : "first");
-          }
-          EXPECT_THAT(saved_again, ElementsAre(IsOk()));
+          ExpectTheStoreWhole(c, store, memory, answers, last_good);
         }  // the stores close
       }
       EXPECT_TRUE(went_through) << c.name;
