@@ -4122,6 +4122,22 @@ class WaitingHookTest : public LevelMemoryTest {
     bag->capacity = capacity;
     return bag;
   }
+  // Makes the Cellar mole's backpack in play with capacity 10 (saved so when `older_held`),
+  // changes it to 44, and takes the Cellar out and in again: its record waits from the level's
+  // memory.
+  void WaitFromMemory(Game& g, bool older_held) {
+    ASSERT_OK(g.scene.AddLevel(kCellar));
+    ASSERT_OK_AND_ASSIGN(InventoryComponent * bag, AddBackpack(g, 10));
+    if (older_held) {
+      ASSERT_OK(SaveNow(g, "older"));
+    }
+    bag->capacity = 44;
+    ASSERT_OK(g.scene.RemoveLevel(kCellar));
+    ASSERT_OK(g.scene.AddLevel(kCellar));
+    ASSERT_TRUE(reports.back().from_memory);
+    ASSERT_EQ(reports.back().apply.waiting, 1u) << Lines(reports.back().apply.messages);
+  }
+
   // Makes the Cellar mole's backpack, as the game makes it after a load, and returns its
   // capacity (-1: it was not made).
   static std::int32_t MakeBackpack(Game& g) {
@@ -4333,16 +4349,7 @@ TEST_F(WaitingHookTest, ARecordWaitingFromLevelMemoryIsSaved) {
     SCOPED_TRACE(older_held ? "an older save held" : "no save held");
     reports.clear();
     auto a = StreamedGame();
-    ASSERT_OK(a->scene.AddLevel(kCellar));
-    ASSERT_OK_AND_ASSIGN(InventoryComponent * bag, AddBackpack(*a, 10));
-    if (older_held) {
-      ASSERT_OK(SaveNow(*a, "older"));
-    }
-    bag->capacity = 44;
-    ASSERT_OK(a->scene.RemoveLevel(kCellar));
-    ASSERT_OK(a->scene.AddLevel(kCellar));
-    ASSERT_TRUE(reports.back().from_memory);
-    ASSERT_EQ(reports.back().apply.waiting, 1u) << Lines(reports.back().apply.messages);
+    ASSERT_NO_FATAL_FAILURE(WaitFromMemory(*a, older_held));
     ASSERT_OK(SaveNow(*a, "p"));
 
     auto c = StreamedGame();
@@ -4362,15 +4369,7 @@ TEST_F(WaitingHookTest, ARecordWaitingFromLevelMemoryIsKeptByTheNextRemoval) {
     SCOPED_TRACE(older_held ? "an older save held" : "no save held");
     reports.clear();
     auto a = StreamedGame();
-    ASSERT_OK(a->scene.AddLevel(kCellar));
-    ASSERT_OK_AND_ASSIGN(InventoryComponent * bag, AddBackpack(*a, 10));
-    if (older_held) {
-      ASSERT_OK(SaveNow(*a, "older"));
-    }
-    bag->capacity = 44;
-    ASSERT_OK(a->scene.RemoveLevel(kCellar));
-    ASSERT_OK(a->scene.AddLevel(kCellar));
-    ASSERT_EQ(reports.back().apply.waiting, 1u) << Lines(reports.back().apply.messages);
+    ASSERT_NO_FATAL_FAILURE(WaitFromMemory(*a, older_held));
     ASSERT_OK(a->scene.RemoveLevel(kCellar));
     ASSERT_OK(a->scene.AddLevel(kCellar));
     ASSERT_TRUE(reports.back().from_memory);
