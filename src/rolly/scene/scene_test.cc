@@ -364,8 +364,8 @@ TEST_F(SceneTest, FindActorsAnswersAsFindActorDoes) {
 }
 
 // FindActors matches IDs against its actors in their order first: IDs in that order with gaps
-// shorter and longer than its window, a run of absent IDs, destroyed actors, and the same IDs
-// backwards are all answered as FindActor answers them.
+// shorter and longer than its window, a run of absent IDs, destroyed actors, jumps far ahead and
+// back, and the same IDs backwards are all answered as FindActor answers them.
 TEST_F(SceneTest, FindActorsAnswersAsFindActorDoesInAnyOrder) {
   const std::vector<Guid> all = StartSampleMap();
   ASSERT_GT(all.size(), 200u);
@@ -381,6 +381,11 @@ TEST_F(SceneTest, FindActorsAnswersAsFindActorDoesInAnyOrder) {
     if (gap % 29 == 0) {
       for (std::uint64_t absent = 0; absent < 20; ++absent) ids.push_back(Guid(9, absent + i));
     }
+  }
+  // Jumps far ahead and back, past a doubling search's first steps.
+  for (std::size_t i : {std::size_t{0}, all.size() / 2, all.size() / 2 + 40, all.size() - 1,
+                        std::size_t{1}, all.size() / 3}) {
+    ids.push_back(all[i]);
   }
   ids.push_back(all[3]);
   ids.push_back(Guid(5, 5));
