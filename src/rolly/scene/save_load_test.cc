@@ -249,11 +249,12 @@ class Vault : public Actor {
 };
 // A registered object that watches actors: references from the globals chunk (never copied: the
 // quest log owns objects) into the world chunk and a player's.
-// A component, and an actor, that hold references to an actor and to a global.
+// A component, and an actor, that hold references to an actor, a global and a component.
 class LeashComponent : public Component {
  public:
   Actor* tied_to = nullptr;
   QuestLog* log = nullptr;
+  Component* toy = nullptr;
 };
 class Kennel : public Actor {
  public:
@@ -352,7 +353,8 @@ std::unique_ptr<reflect::TypeRegistry> MakeRegistry(bool with_statue = true,
     r->Class<LeashComponent>("LeashComponent")
         .Base<Component>()
         .Field("TiedTo", &LeashComponent::tied_to, reflect::kSaveGame)
-        .Field("Log", &LeashComponent::log, reflect::kSaveGame);
+        .Field("Log", &LeashComponent::log, reflect::kSaveGame)
+        .Field("Toy", &LeashComponent::toy, reflect::kSaveGame);
     r->Class<Kennel>("Kennel")
         .Base<Actor>()
         .Field("Pet", &Kennel::pet, reflect::kSaveGame)
@@ -3215,9 +3217,16 @@ TEST_F(SaveLoadTest, AWaitingComponentRecordIsKeptByTheNextSave) {
   EXPECT_EQ(static_cast<InventoryComponent*>(made)->capacity, 44);
 }
 
+// The small map's statue's Plaque, or null.
+Component* Plaque(Game& g) {
+  Actor* statue = g.scene.FindActor(G(kStatueId));
+  return statue ? statue->FindComponent(Name("Plaque")) : nullptr;
+}
+
 // A component record that waits resolves its references when it applies, as the world is then:
 // to a placed actor, to an actor the load spawned again (saved by its record), to a local
-// player's pawn and to a global (each saved by an ID a capture derives).
+// player's pawn, to a global and to another actor's component (each saved by an ID a capture
+// derives).
 TEST_F(SaveLoadTest, AWaitingComponentRecordsReferencesAreResolvedWhenItApplies) {
   auto a = NewGame();
   ASSERT_OK(a->scene.Start(kSmallMap));
@@ -3228,9 +3237,11 @@ TEST_F(SaveLoadTest, AWaitingComponentRecordsReferencesAreResolvedWhenItApplies)
                            g.scene.AddComponent(G(kHeroId), Name(name), Name("LeashComponent")));
     static_cast<LeashComponent*>(made)->tied_to = to;
     static_cast<LeashComponent*>(made)->log = g.scene.GetSubsystem<QuestLog>();
+    static_cast<LeashComponent*>(made)->toy = Plaque(g);
     return OkStatus();
   };
   ASSERT_NE(a->scene.GetSubsystem<QuestLog>(), nullptr);
+  ASSERT_NE(Plaque(*a), nullptr);
   ASSERT_EQ(a->scene.players().size(), 1u);
   ASSERT_OK(tie(*a, "ToStatue", a->scene.FindActor(G(kStatueId))));
   ASSERT_OK(tie(*a, "ToSpawned", spawned));
@@ -3255,6 +3266,7 @@ TEST_F(SaveLoadTest, AWaitingComponentRecordsReferencesAreResolvedWhenItApplies)
     ASSERT_NE(leash, nullptr) << name;
     EXPECT_EQ(leash->tied_to, to) << name;
     EXPECT_EQ(leash->log, b->scene.GetSubsystem<QuestLog>()) << name;
+    EXPECT_EQ(leash->toy, Plaque(*b)) << name;
   }
 }
 
@@ -4080,6 +4092,32 @@ TEST_F(LevelMemoryTest, ALevelsMemorySavesAReferenceToAnotherLevelsComponent) {
   auto* again = b->scene.FindActorAs<Kennel>(id);
   ASSERT_NE(again, nullptr) << Lines(out.report.messages);
   EXPECT_EQ(again->toy, Bulb(*b)) << Lines(out.report.messages);
+}
+
+// A streamed level's apply finds a component of another level's actor that its records point to
+// (saved by the component's subject ID), from the held save and from the level's memory.
+TEST_F(LevelMemoryTest, ALevelsReferenceToAnotherLevelsComponentIsResolved) {
+  auto a = StreamedGame();
+  ASSERT_OK(a->scene.AddLevel(kCellar));
+  ASSERT_OK(a->scene.AddLevel(kAttic));
+  ASSERT_NE(Bulb(*a), nullptr);
+  ASSERT_OK_AND_ASSIGN(Kennel * kennel, a->scene.SpawnActor<Kennel>(kAttic));
+  const Guid id = kennel->id;
+  kennel->toy = Bulb(*a);
+  ASSERT_OK(SaveNow(*a, "k"));
+
+  auto b = StreamedGame();
+  ASSERT_OK(LoadNow(*b, "k"));
+  ASSERT_OK(b->scene.AddLevel(kCellar));
+  for (int from_memory = 0; from_memory < 2; ++from_memory) {
+    ASSERT_OK(b->scene.AddLevel(kAttic));
+    ASSERT_FALSE(reports.empty());
+    EXPECT_EQ(reports.back().from_memory, from_memory == 1);
+    auto* again = b->scene.FindActorAs<Kennel>(id);
+    ASSERT_NE(again, nullptr) << Lines(reports.back().apply.messages);
+    EXPECT_EQ(again->toy, Bulb(*b)) << from_memory << Lines(reports.back().apply.messages);
+    ASSERT_OK(b->scene.RemoveLevel(kAttic));
+  }
 }
 
 // --- 9b. Hooks that change the waiting component records ----------------------------------------

@@ -927,16 +927,10 @@ void WorldCapture::ListOutsideLevel(World& world, Name level, int stage, GuidMap
     world.VisitNamedSubjects([&](Guid id, Object object) { note(object.ptr, id); });
     return;
   }
-  Host& host = world.host();
-  std::vector<ComponentView> components;
-  for (Name other : host.Levels()) {
-    if (other == level) continue;
-    host.VisitActors(other, [&](const ActorView& a) {
-      if (a.id.is_none() || !ActorSaves(host, a, &components)) return;
-      note(a.object.ptr, a.id);
-      for (const ComponentView& c : components) note(c.object.ptr, DeriveComponentId(a.id, c.name));
-    });
-  }
+  world.VisitSavedActors(level, [&](const ActorView& a, const std::vector<ComponentView>& parts) {
+    note(a.object.ptr, a.id);
+    for (const ComponentView& c : parts) note(c.object.ptr, DeriveComponentId(a.id, c.name));
+  });
 }
 
 Status WorldCapture::Step() {
@@ -1302,12 +1296,13 @@ void WorldCapture::NoteGone(const std::function<bool(const Hooked&)>& gone) {
 // Apply
 
 // The live object saved as a subject ID, found as the world is now, for the references of an
-// apply whose own records did not take that subject: an actor by the host's look-up; a global, a
-// registered object or a local player's part by the ID a capture derives for it, listed the first
-// time an ID is not an actor's. A component's ID is derived from its actor's and its name and is
-// not listed: a component is not found this way. The listed objects are kept for the finder's
-// life (one apply), as the apply's own table of objects is: the game's code the apply runs must
-// not destroy a global or a player's part meanwhile.
+// apply whose own records did not take that subject: an actor by the host's look-up; any other
+// object by the ID a capture derives for it, listed in stages the first time an ID is none of
+// those listed so far: the globals, registered objects and local players' parts, then the
+// components of every actor a save lists (a walk of the world; a component's ID is derived from
+// its actor's and its name, and the world keeps no table of them). The listed objects are kept
+// for the finder's life (one apply), as the apply's own table of objects is: the game's code the
+// apply runs must not destroy a global, a player's part or a component meanwhile.
 class World::SubjectsNow {
  public:
   explicit SubjectsNow(World& world) : world_(world) {}
@@ -1315,19 +1310,30 @@ class World::SubjectsNow {
   Object Find(Guid id) {
     ActorView view;
     if (world_.host_.FindActor(id, &view)) return view.object;
-    if (!listed_) List();
-    const Object* found = others_.Find(id);
-    return found ? *found : Object();
+    for (;;) {
+      if (const Object* found = others_.Find(id)) return *found;
+      if (listed_ == kStages) return Object();
+      List(listed_++);
+    }
   }
 
  private:
-  void List() {
-    listed_ = true;
-    world_.VisitNamedSubjects([this](Guid id, Object object) { others_.Put(id, object); });
+  static constexpr int kStages = 2;
+  void List(int stage) {
+    if (stage == 0) {
+      world_.VisitNamedSubjects([this](Guid id, Object object) { others_.Put(id, object); });
+      return;
+    }
+    world_.VisitSavedActors(Name(), [this](const ActorView& a,
+                                           const std::vector<ComponentView>& components) {
+      for (const ComponentView& c : components) {
+        others_.Put(DeriveComponentId(a.id, c.name), c.object);
+      }
+    });
   }
 
   World& world_;
-  bool listed_ = false;
+  int listed_ = 0;  // the stages listed
   GuidMap<Object> others_;
 };
 
@@ -2101,6 +2107,18 @@ void World::VisitNamedSubjects(const std::function<void(Guid, Object)>& each) {
     for (const auto& [part, object] : parts) {
       if (object && HasState(*object.cls)) each(DerivePlayerId(index, part), object);
     }
+  }
+}
+
+void World::VisitSavedActors(
+    Name except,
+    const std::function<void(const ActorView&, const std::vector<ComponentView>&)>& each) {
+  std::vector<ComponentView> components;
+  for (Name level : host_.Levels()) {
+    if (level == except && !except.is_none()) continue;
+    host_.VisitActors(level, [&](const ActorView& a) {
+      if (!a.id.is_none() && ActorSaves(host_, a, &components)) each(a, components);
+    });
   }
 }
 
