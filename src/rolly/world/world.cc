@@ -815,8 +815,8 @@ void WorldCapture::Gather(const record::CheckedPayload::Post& post) {
     }
   };
   for (Name level : levels) host.VisitActors(level, visit);
-  // The placed actors the map made and the world lacks now; the placed ones not seen go, in ID
-  // order. A host usually visits actors in the order the map made them, so each actor there is
+  // The placed actors the map made and the world lacks now; the placed ones not seen go, in the
+  // order the map made them (a load that opens the map meets them in that order). A host usually visits actors in the order the map made them, so each actor there is
   // first matched against the placed actors in that order: the one at a cursor or a few after it
   // (those skipped were destroyed). The others (spawned, or out of that order) are looked up by
   // ID after the walk, their slots asked into cache a few ahead; a run of them longer than the
@@ -855,17 +855,10 @@ void WorldCapture::Gather(const record::CheckedPayload::Post& post) {
       if (const std::uint32_t* at = world_.placed_index_.Find(unmatched[i])) seen[*at] = 1;
     }
   }
-  std::vector<const World::PlacedActor*> gone;
   for (std::size_t k = 0; k < placed_actors.size(); ++k) {
     const World::PlacedActor& placed = placed_actors[k];
     if (seen[k] || placed.id.is_none()) continue;
     if (!whole && placed.level != only_level_) continue;
-    gone.push_back(&placed);
-  }
-  std::sort(gone.begin(), gone.end(),
-            [](const World::PlacedActor* x, const World::PlacedActor* y) { return x->id < y->id; });
-  for (const World::PlacedActor* p : gone) {
-    const World::PlacedActor& placed = *p;
     ActorSection tombstone;
     tombstone.destroyed = true;
     if (placed.level != persistent) tombstone.level = placed.level.view();
