@@ -317,6 +317,9 @@ struct Env {
   game::LoadOutcome load_outcome;
   // The fastest load by its own clocks: reading and checking plus setting values (seconds).
   double best_own_load = 0;
+  // The fastest of each of the load's two parts, over every run (each may come from another run).
+  double best_read = 0;
+  double best_apply = 0;
 
   // The best time to Forget and destroy a capture (the whole save does it on the game thread when
   // its callback runs; the capture stage does not count it).
@@ -859,6 +862,12 @@ void BM_Load(benchmark::State& state) {
         const double own =
             std::chrono::duration<double>(r->read_time + r->apply_time).count();
         if (env->best_own_load == 0 || own < env->best_own_load) env->best_own_load = own;
+        const auto fastest = [](double* best, std::chrono::nanoseconds t) {
+          const double s = std::chrono::duration<double>(t).count();
+          if (*best == 0 || s < *best) *best = s;
+        };
+        fastest(&env->best_read, r->read_time);
+        fastest(&env->best_apply, r->apply_time);
       }
     });
     env->mailbox.DrainUntil([&called] { return called; }, Clock::now() + kWait);
@@ -1051,9 +1060,11 @@ void PrintSummary(const CapturingReporter& rep) {
               timing("Load/Verify").c_str(), timing("Load/Read").c_str(), ms("Load/Verify"),
               ms("Load/Read"));
   std::printf(
-      "    (the load's own split, last run: read + verify + decode + check %.2f ms, set values "
-      "%.2f ms;\n     %zu applied, %zu spawned, %zu removed, %zu kept, %zu class mismatches)\n",
-      Ms(env->load_outcome.read_time), Ms(env->load_outcome.apply_time),
+      "    (the load's own split, fastest of the runs: read + verify + decode + check %.2f ms, set\n"
+      "     values %.2f ms; last run: %.2f ms and %.2f ms;\n"
+      "     %zu applied, %zu spawned, %zu removed, %zu kept, %zu class mismatches)\n",
+      env->best_read * 1e3, env->best_apply * 1e3, Ms(env->load_outcome.read_time),
+      Ms(env->load_outcome.apply_time),
       env->load_outcome.report.applied, env->load_outcome.report.spawned,
       env->load_outcome.report.removed, env->load_outcome.report.kept,
       env->load_outcome.report.class_mismatches);
