@@ -815,9 +815,9 @@ void WorldCapture::Gather(const record::CheckedPayload::Post& post) {
     }
   };
   for (Name level : levels) host.VisitActors(level, visit);
-  // The placed actors the map made and the world lacks now; the placed ones not seen go, in the
-  // order the map made them (a load that opens the map meets them in that order). A host usually visits actors in the order the map made them, so each actor there is
-  // first matched against the placed actors in that order: the one at a cursor or a few after it
+  // The placed actors the map made and the world lacks now; the placed ones not seen go. A host
+  // usually visits actors in the order the map made them, so each actor there is first matched
+  // against the placed actors in that order: the one at a cursor or a few after it
   // (those skipped were destroyed). The others (spawned, or out of that order) are looked up by
   // ID after the walk, their slots asked into cache a few ahead; a run of them longer than the
   // window looks one up at once to find the cursor again.
@@ -920,10 +920,16 @@ void WorldCapture::ListOutsideLevel(World& world, Name level, int stage, GuidMap
     world.VisitNamedSubjects([&](Guid id, Object object) { note(object.ptr, id); });
     return;
   }
-  world.VisitSavedActors(level, [&](const ActorView& a, const std::vector<ComponentView>& parts) {
-    note(a.object.ptr, a.id);
-    for (const ComponentView& c : parts) note(c.object.ptr, DeriveComponentId(a.id, c.name));
-  });
+  Host& host = world.host();
+  std::vector<ComponentView> components;
+  for (Name other : host.Levels()) {
+    if (other == level) continue;
+    host.VisitActors(other, [&](const ActorView& a) {
+      if (a.id.is_none() || !ActorSaves(host, a, &components)) return;
+      note(a.object.ptr, a.id);
+      for (const ComponentView& c : components) note(c.object.ptr, DeriveComponentId(a.id, c.name));
+    });
+  }
 }
 
 Status WorldCapture::Step() {
@@ -1289,13 +1295,13 @@ void WorldCapture::NoteGone(const std::function<bool(const Hooked&)>& gone) {
 // Apply
 
 // The live object saved as a subject ID, found as the world is now, for the references of an
-// apply whose own records did not take that subject: an actor by the host's look-up; any other
-// object by the ID a capture derives for it, listed in stages the first time an ID is none of
-// those listed so far: the globals, registered objects and local players' parts, then the
-// components of every actor a save lists (a walk of the world; a component's ID is derived from
-// its actor's and its name, and the world keeps no table of them). The listed objects are kept
-// for the finder's life (one apply), as the apply's own table of objects is: the game's code the
-// apply runs must not destroy a global, a player's part or a component meanwhile.
+// apply whose own records did not take that subject: an actor by the host's look-up; a global, a
+// registered object or a local player's part by the ID a capture derives for it, listed the first
+// time an ID is not an actor's. A component's ID is derived from its actor's and its name, and the
+// world keeps no table of components: a component is found only through a record of it (FindRecord:
+// a reference saved by record index names one), whose section names its actor and its name. The
+// listed objects are kept for the finder's life (one apply), as the apply's own table of objects
+// is: the game's code the apply runs must not destroy a global or a player's part meanwhile.
 class World::SubjectsNow {
  public:
   explicit SubjectsNow(World& world) : world_(world) {}
@@ -1303,48 +1309,66 @@ class World::SubjectsNow {
   Object Find(Guid id) {
     ActorView view;
     if (world_.host_.FindActor(id, &view)) return view.object;
-    for (;;) {
-      if (const Object* found = others_.Find(id)) return *found;
-      if (listed_ == kStages) return Object();
-      List(listed_++);
+    if (!listed_) List();
+    const Object* found = others_.Find(id);
+    return found ? *found : Object();
+  }
+
+  // The object of record `index` of `records` (checked), saved as `id`: a component record's by
+  // its actor and name, as they are now; any other's as Find finds `id`.
+  Object FindRecord(const record::CheckedPayload& records, std::size_t index, Guid id) {
+    ByteView section;
+    if (records.FirstChecked(index) != 1 || !records.Find(index, kComponentSection, &section)) {
+      return Find(id);
     }
+    ComponentSection comp;
+    ReadCheckedComponent(section, &comp);
+    ActorView actor;
+    if (!world_.host_.FindActor(comp.actor, &actor)) return Object();
+    components_.clear();
+    world_.host_.ListComponents(actor, &components_);
+    for (const ComponentView& c : components_) {
+      if (c.name.view() == comp.name) return c.object;
+    }
+    return Object();
   }
 
  private:
-  static constexpr int kStages = 2;
-  void List(int stage) {
-    if (stage == 0) {
-      world_.VisitNamedSubjects([this](Guid id, Object object) { others_.Put(id, object); });
-      return;
-    }
-    world_.VisitSavedActors(Name(), [this](const ActorView& a,
-                                           const std::vector<ComponentView>& components) {
-      for (const ComponentView& c : components) {
-        others_.Put(DeriveComponentId(a.id, c.name), c.object);
-      }
-    });
+  void List() {
+    listed_ = true;
+    world_.VisitNamedSubjects([this](Guid id, Object object) { others_.Put(id, object); });
   }
 
   World& world_;
-  int listed_ = 0;  // the stages listed
+  bool listed_ = false;
   GuidMap<Object> others_;
+  std::vector<ComponentView> components_;  // FindRecord's buffer
 };
 
-// The links of a waiting component record's apply (OnComponentCreated): the load's own table of
-// objects is gone by then, so each reference is found as the world is now.
+// The links of a waiting component record's apply (OnComponentCreated), whose records are
+// `records`: the load's own table of objects is gone by then, so each reference is found as the
+// world is now.
 class World::LateLinks final : public record::ObjectLinks {
  public:
-  explicit LateLinks(World& world) : subjects_(world) {}
+  LateLinks(World& world, const record::CheckedPayload& records)
+      : subjects_(world), records_(records) {}
   std::optional<record::LinkTarget> Locate(const reflect::ClassInfo&, const void*) override {
     return std::nullopt;  // an apply only resolves
   }
   void* Resolve(Guid id, const reflect::ClassInfo& cls) override {
-    const Object o = subjects_.Find(id);
-    return o ? reflect::TypeRegistry::Upcast(*o.cls, o.ptr, cls) : nullptr;
+    return Upcast(subjects_.Find(id), cls);
+  }
+  void* ResolveRecord(std::size_t record, Guid id, const reflect::ClassInfo& cls) override {
+    return Upcast(subjects_.FindRecord(records_, record - 1, id), cls);
   }
 
  private:
+  static void* Upcast(Object o, const reflect::ClassInfo& cls) {
+    return o ? reflect::TypeRegistry::Upcast(*o.cls, o.ptr, cls) : nullptr;
+  }
+
   SubjectsNow subjects_;
+  const record::CheckedPayload& records_;
 };
 
 // One apply of a checked save: targets found, spawns, two passes of values, placements, hooks.
@@ -1370,6 +1394,14 @@ class World::Applier {
   void* Resolve(Guid id, const reflect::ClassInfo& cls) {
     const Object* found = Objects().Find(id);
     const Object o = found ? *found : subjects_now_.Find(id);
+    return o ? reflect::TypeRegistry::Upcast(*o.cls, o.ptr, cls) : nullptr;
+  }
+  // The same for a reference saved by record index (`index` of `c`) whose record no target took:
+  // a component is found by its record's actor and name (SubjectsNow::FindRecord).
+  void* ResolveRecord(const LoadedGame::Chunk& c, std::size_t index, Guid id,
+                      const reflect::ClassInfo& cls) {
+    const Object* found = Objects().Find(id);
+    const Object o = found ? *found : subjects_now_.FindRecord(c.payload, index, id);
     return o ? reflect::TypeRegistry::Upcast(*o.cls, o.ptr, cls) : nullptr;
   }
 
@@ -1958,7 +1990,7 @@ class World::Applier {
         }
       }
       const Object o = record - 1 < by_record_.size() ? by_record_[record - 1] : Object();
-      if (!o) return owner_.Resolve(id, cls);  // a record not taken: found by its subject
+      if (!o) return owner_.ResolveRecord(chunk_, record - 1, id, cls);  // a record not taken
       return reflect::TypeRegistry::Upcast(*o.cls, o.ptr, cls);
     }
 
@@ -2100,18 +2132,6 @@ void World::VisitNamedSubjects(const std::function<void(Guid, Object)>& each) {
     for (const auto& [part, object] : parts) {
       if (object && HasState(*object.cls)) each(DerivePlayerId(index, part), object);
     }
-  }
-}
-
-void World::VisitSavedActors(
-    Name except,
-    const std::function<void(const ActorView&, const std::vector<ComponentView>&)>& each) {
-  std::vector<ComponentView> components;
-  for (Name level : host_.Levels()) {
-    if (level == except && !except.is_none()) continue;
-    host_.VisitActors(level, [&](const ActorView& a) {
-      if (!a.id.is_none() && ActorSaves(host_, a, &components)) each(a, components);
-    });
   }
 }
 
@@ -2302,7 +2322,7 @@ void World::OnComponentCreated(Guid actor, const ComponentView& component) {
     if (component.object &&
         SameClass(registry_, SavedClass(records.tables(), records.layout(w.record)),
                   component.object.cls)) {
-      LateLinks links(*this);
+      LateLinks links(*this, records);
       record::Applier applier(registry_, records, &links);
       if (applier.Apply(records.Get(w.record), *component.object.cls, component.object.ptr, nullptr)
               .ok()) {

@@ -402,12 +402,6 @@ class World : public HostEvents {
   // Each global, registered object and local player's part there is now that a save lists (a
   // global's or part's class holds state), with the subject ID a capture derives for it.
   void VisitNamedSubjects(const std::function<void(Guid, Object)>& each);
-  // Each actor that a save lists (with an ID, saving, not a player's own pawn) of every loaded
-  // level but `except` (none: of every one), with its components that hold state: a walk of the
-  // world.
-  void VisitSavedActors(
-      Name except,
-      const std::function<void(const ActorView&, const std::vector<ComponentView>&)>& each);
   class Applier;
   class SubjectsNow;
   class LateLinks;
