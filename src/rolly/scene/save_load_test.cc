@@ -4125,6 +4125,54 @@ TEST_F(LevelMemoryTest, ALevelsReferenceToAnotherLevelsComponentIsResolved) {
   EXPECT_EQ(again->toy, Bulb(*b)) << Lines(reports.back().apply.messages);
 }
 
+// A save writes the placed actors destroyed in play in the order the host visited them as their
+// levels came (levels in Levels() order), the order a load that opens the map meets them in: not
+// by ID, and not by the slots streaming gave them, so the same world writes the same records.
+TEST_F(LevelMemoryTest, TombstonesComeInTheOrderTheirLevelsActorsWereVisited) {
+  // IDs that fall along the map, so ID order is the reverse of the map's.
+  auto id = [](std::uint64_t level, std::uint64_t k) { return Guid(level, 100 - k); };
+  std::string actors;
+  for (std::uint64_t level : {1, 2}) {
+    for (std::uint64_t k = 0; k < 4; ++k) {
+      actors += std::string(actors.empty() ? "" : ",\n") + R"({"class": "Crate", "id": ")" +
+                id(level, k).ToString() + R"(", "level": ")" +
+                (level == 1 ? "Cellar" : "Attic") + R"(", "saving": "Always"})";
+    }
+  }
+  const std::string map = Replace(StreamedMap(), R"("actors": [)", "\"actors\": [" + actors + ",");
+  auto play = [&](bool streamed_before) -> std::vector<Guid> {
+    auto g = NewGame();
+    g->scene.AddMap("maps/falling.json", map);
+    EXPECT_OK(g->scene.Start("maps/falling.json"));
+    if (streamed_before) {  // the levels' slots freed, to be taken again the other way round
+      EXPECT_OK(g->scene.AddLevel(kAttic));
+      EXPECT_OK(g->scene.AddLevel(kCellar));
+      EXPECT_OK(g->scene.RemoveLevel(kCellar));
+      EXPECT_OK(g->scene.RemoveLevel(kAttic));
+    }
+    EXPECT_OK(g->scene.AddLevel(kCellar));
+    EXPECT_OK(g->scene.AddLevel(kAttic));
+    for (std::uint64_t level : {1, 2}) {
+      for (std::uint64_t k : {0, 2, 3}) g->scene.DestroyActor(id(level, k));
+    }
+    EXPECT_OK(SaveNow(*g, "t"));
+    Result<std::vector<record::Record>> records = RecordsOf(*g, "t", "WRLD");
+    EXPECT_OK(records.status());
+    std::vector<Guid> tombstones;
+    for (const record::Record& r : records.ok() ? *records : std::vector<record::Record>()) {
+      for (const record::Section& section : r.sections) {
+        if (section.id != world::kActorSection) continue;
+        Result<world::ActorSection> a = world::DecodeActor(section.bytes);
+        if (a.ok() && a->destroyed) tombstones.push_back(r.subject);
+      }
+    }
+    return tombstones;
+  };
+  const std::vector<Guid> want = {id(1, 0), id(1, 2), id(1, 3), id(2, 0), id(2, 2), id(2, 3)};
+  EXPECT_EQ(play(false), want);
+  EXPECT_EQ(play(true), want);
+}
+
 // --- 9b. Hooks that change the waiting component records ----------------------------------------
 //
 // A component record waiting for its component applies when the host reports the component

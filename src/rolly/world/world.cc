@@ -8,6 +8,7 @@
 #include <string>
 #include <mutex>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -855,10 +856,28 @@ void WorldCapture::Gather(const record::CheckedPayload::Post& post) {
       if (const std::uint32_t* at = world_.placed_index_.Find(unmatched[i])) seen[*at] = 1;
     }
   }
+  // Written in the order the host visited them when their levels were added (levels in Levels()
+  // order): the same world writes the same tombstones whatever slots streaming gave them, and a
+  // load that opens the map meets them in that order, each a little past the one before.
+  struct Gone {
+    std::size_t level;  // its place in `levels`
+    std::uint32_t order;
+    const World::PlacedActor* placed;
+  };
+  std::vector<Gone> gone;
   for (std::size_t k = 0; k < placed_actors.size(); ++k) {
     const World::PlacedActor& placed = placed_actors[k];
     if (seen[k] || placed.id.is_none()) continue;
     if (!whole && placed.level != only_level_) continue;
+    const auto level = static_cast<std::size_t>(
+        std::find(levels.begin(), levels.end(), placed.level) - levels.begin());
+    gone.push_back({level, placed.order, &placed});
+  }
+  std::sort(gone.begin(), gone.end(), [](const Gone& x, const Gone& y) {
+    return std::tie(x.level, x.order, x.placed->id) < std::tie(y.level, y.order, y.placed->id);
+  });
+  for (const Gone& g : gone) {
+    const World::PlacedActor& placed = *g.placed;
     ActorSection tombstone;
     tombstone.destroyed = true;
     if (placed.level != persistent) tombstone.level = placed.level.view();
@@ -2213,10 +2232,11 @@ void World::CancelPendingApply() {
 void World::NotePlacedActors(Name level) {
   // One entry per ID: of equal IDs the one noted last wins.
   std::size_t saving = 0;
-  host_.VisitActors(level, [this, &saving](const ActorView& a) {
+  std::uint32_t order = 0;
+  host_.VisitActors(level, [this, &saving, &order](const ActorView& a) {
     if (a.spawned || a.player_pawn || !a.object || a.id.is_none()) return;
     saving += HasState(*a.object.cls) ? 1 : 0;
-    const PlacedActor placed{a.id, a.object.cls->name(), a.level};
+    const PlacedActor placed{a.id, a.object.cls->name(), a.level, order++};
     if (const std::uint32_t* at = placed_index_.Find(a.id)) {
       placed_[*at] = placed;
       return;

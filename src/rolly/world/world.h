@@ -441,6 +441,9 @@ class World : public HostEvents {
     Guid id;
     Name cls;
     Name level;
+    // Its place in its level's visit when noted: a save writes the level's tombstones in that
+    // order, whichever slot streaming gave each.
+    std::uint32_t order = 0;
   };
   std::vector<PlacedActor> placed_;
   std::vector<std::uint32_t> placed_free_;
