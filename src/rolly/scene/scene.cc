@@ -64,9 +64,10 @@ std::string ActorWhere(const std::string& map, Guid id, const ClassInfo* cls) {
   return "map " + map + ": actor " + id.ToString() + (cls ? " (" + cls->name().str() + ")" : "");
 }
 
-// An actor being destroyed, as a key of the GuidSet of those (its address; a set of GUIDs is
-// the small table at hand, as in the world layer's DropRemoved).
-Guid GoneKey(const Actor* actor) { return Guid(0, reinterpret_cast<std::uintptr_t>(actor)); }
+// An actor being destroyed, or one of its components, as a key of the GuidSet of those (its
+// address as Actor or as Component; a set of GUIDs is the small table at hand, as in the world
+// layer's DropRemoved).
+Guid GoneKey(const void* object) { return Guid(0, reinterpret_cast<std::uintptr_t>(object)); }
 
 }  // namespace
 
@@ -797,6 +798,7 @@ void Scene::DestroyMany(const std::vector<Guid>& ids) {
     if (Actor* a = w.Find(id); a != nullptr && gone_ids.Insert(id)) {
       gone_list.push_back(id);
       gone.Insert(GoneKey(a));
+      for (const auto& c : a->components) gone.Insert(GoneKey(static_cast<Component*>(c.get())));
     }
   }
   if (gone_list.empty()) return;
@@ -850,19 +852,24 @@ void CollectRefFields(const ClassInfo& cls, std::vector<RefField>* out) {
   }
 }
 
-// Clears a reference field (or a vector of them) that points at an actor in `gone`.
-void ClearIn(const ClassInfo& actor_class, const GuidSet& gone, const reflect::Type& type,
-             void* field) {
+// Clears a reference field (or a vector of them) that points at an actor in `gone`, or at a
+// component of one (`gone` holds both: actors as Actor, components as Component).
+void ClearIn(const ClassInfo& actor_class, const ClassInfo* component_class, const GuidSet& gone,
+             const reflect::Type& type, void* field) {
   if (type.kind == reflect::Kind::kVector) {
     for (std::size_t i = 0; i < type.container->size(field); ++i)
-      ClearIn(actor_class, gone, *type.element, type.container->element(field, i));
+      ClearIn(actor_class, component_class, gone, *type.element, type.container->element(field, i));
     return;
   }
   void* target = type.pointer->get(field);
-  if (target == nullptr || !type.class_info->IsA(actor_class)) return;
-  // The field holds a C* for some actor class C: seen as an Actor, is it one that goes?
-  const void* as_actor = TypeRegistry::Upcast(*type.class_info, target, actor_class);
-  if (gone.Contains(GoneKey(static_cast<const Actor*>(as_actor))))
+  if (target == nullptr) return;
+  // The field holds a C* for some actor or component class C: seen as its base, does it go?
+  const ClassInfo* base = type.class_info->IsA(actor_class) ? &actor_class : nullptr;
+  if (base == nullptr && component_class != nullptr && type.class_info->IsA(*component_class)) {
+    base = component_class;
+  }
+  if (base == nullptr) return;
+  if (gone.Contains(GoneKey(TypeRegistry::Upcast(*type.class_info, target, *base))))
     type.pointer->set(field, nullptr);
 }
 
@@ -884,7 +891,7 @@ void Scene::ClearReferencesTo(const GuidSet& gone, const GuidSet& gone_ids) {
   };
   auto scrub = [&](void* object, const Fields& fields) {
     for (const auto& [offset, type] : fields)
-      ClearIn(actor_base, gone, *type, static_cast<char*>(object) + offset);
+      ClearIn(actor_base, component_class_, gone, *type, static_cast<char*>(object) + offset);
   };
   // Each object's class is the one kept with it (ObjectOf). A small table by class address keeps
   // the reference fields of the classes met, so most objects cost no map look-up; objects of a
@@ -1268,10 +1275,13 @@ Status Scene::RemoveLevel(Name level) {
   if (level == world_->levels.front())
     return InvalidInputError("RemoveLevel: the persistent level stays");
   if (events_) events_->OnLevelRemoved(level);
+  // All at once: each actor's end of play first, then one walk of the world lets go of them all
+  // (a walk for each actor made removing a large level take time in its size times the world's).
+  std::vector<Guid> going;
   for (Guid id : world_->Ids()) {
-    Actor* a = world_->Find(id);
-    if (a != nullptr && a->level == level) EndAndDestroy(*a);
+    if (const Actor* a = world_->Find(id); a != nullptr && a->level == level) going.push_back(id);
   }
+  DestroyMany(going);
   world_->levels.erase(std::find(world_->levels.begin(), world_->levels.end(), level));
   return OkStatus();
 }

@@ -241,10 +241,11 @@ class Scene : public world::Host {
   void BeginPlayOf(Actor& actor);
   void EndAndDestroy(Actor& actor);
   void DestroyMany(const std::vector<Guid>& ids);
-  // Every actor, those in `gone` too (actors by address, scene.cc's GoneKey; `gone_ids` their
-  // IDs), lets go of those: attachments, owners and reference fields (its components' too), in
-  // one walk of the actors; globals' references too. So the destructors of those going see
-  // their references to each other cleared.
+  // Every actor, those in `gone` too (actors and their components by address, scene.cc's
+  // GoneKey; `gone_ids` the actors' IDs), lets go of those: attachments, owners and reference
+  // fields to the actors or their components (its components' fields too), in one walk of the
+  // actors; globals' references too. So the destructors of those going see their references to
+  // each other cleared.
   void ClearReferencesTo(const GuidSet& gone, const GuidSet& gone_ids);
   world::ActorView ViewOf(const Actor& actor) const;
   world::Object ObjectOf(const reflect::ClassInfo& static_class, const void* object) const;

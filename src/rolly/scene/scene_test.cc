@@ -23,6 +23,7 @@ namespace {
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::UnorderedElementsAre;
 
 // What happened, in order: the host's moments and the probe actors' begin and end play.
 std::vector<std::string>* g_log = nullptr;
@@ -34,13 +35,15 @@ void Log(std::string line) {
 class ProbeActor : public Actor {
  public:
   void BeginPlay() override { Log("BeginPlay " + label); }
-  void EndPlay() override { Log("EndPlay " + label); }
+  void EndPlay() override { Log("EndPlay " + label + (pal ? " with its pal" : "")); }
   std::string label;
   std::map<Name, std::int32_t> counts;
   std::optional<std::int32_t> maybe;
   std::set<Name> flags;
   reflect::Vector3d where;
   Guid token;
+  Actor* pal = nullptr;
+  Component* gadget = nullptr;
 };
 
 class RecordingEvents : public world::HostEvents {
@@ -116,7 +119,9 @@ class SceneTest : public ::testing::Test {
         .Field("Maybe", &ProbeActor::maybe, reflect::kSaveGame)
         .Field("Flags", &ProbeActor::flags, reflect::kSaveGame)
         .Field("Where", &ProbeActor::where, reflect::kSaveGame)
-        .Field("Token", &ProbeActor::token, reflect::kSaveGame);
+        .Field("Token", &ProbeActor::token, reflect::kSaveGame)
+        .Field("Pal", &ProbeActor::pal, reflect::kSaveGame)
+        .Field("Gadget", &ProbeActor::gadget, reflect::kSaveGame);
     ASSERT_OK(registry_.Finish());
     scene_ = std::make_unique<Scene>(registry_);
     scene_->SetEvents(&events_);
@@ -675,6 +680,52 @@ TEST_F(SceneTest, DestroyActorEndsPlayAndLetsGo) {
   // A player's pawn destroyed leaves the player without one.
   scene_->DestroyActor(scene_->players()[0].pawn->id);
   EXPECT_EQ(scene_->players()[0].pawn, nullptr);
+}
+
+// A reference to a component of an actor destroyed, or of one its level's removal takes, is
+// cleared as a reference to the actor is; other actors going leave it.
+TEST_F(SceneTest, ReferencesToADestroyedActorsComponentsAreCleared) {
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  auto* probe = scene_->FindActorAs<ProbeActor>(G(kProbeId));
+  probe->gadget = scene_->FindActor(G(kAliceId))->FindComponent(Name("Light"));
+  ASSERT_NE(probe->gadget, nullptr);
+  scene_->DestroyActor(G(kBobId));
+  EXPECT_NE(probe->gadget, nullptr);
+  scene_->DestroyActor(G(kAliceId));
+  EXPECT_EQ(probe->gadget, nullptr);
+
+  ASSERT_OK(scene_->AddLevel(Name("Cellar")));
+  ASSERT_OK_AND_ASSIGN(Component * made, scene_->AddComponent(G(kCellarId), Name("Spare"),
+                                                              Name("LampComponent")));
+  probe->pal = scene_->FindActor(G(kCellarId));
+  probe->gadget = made;
+  ASSERT_OK(scene_->RemoveLevel(Name("Cellar")));
+  EXPECT_EQ(probe->pal, nullptr);
+  EXPECT_EQ(probe->gadget, nullptr);
+}
+
+// Removing a level ends the play of each of its actors before any of them goes: each sees the
+// other still there.
+TEST_F(SceneTest, RemovingALevelEndsEveryActorsPlayFirst) {
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  ASSERT_OK(scene_->AddLevel(Name("Cellar")));
+  std::vector<Guid> probes;
+  for (const char* label : {"first", "second"}) {
+    ASSERT_OK_AND_ASSIGN(Actor * a,
+                         scene_->SpawnActor(Name("ProbeActor"), Name("Cellar"), {}));
+    static_cast<ProbeActor*>(a)->label = label;
+    probes.push_back(a->id);
+  }
+  scene_->FindActorAs<ProbeActor>(probes[0])->pal = scene_->FindActor(probes[1]);
+  scene_->FindActorAs<ProbeActor>(probes[1])->pal = scene_->FindActor(probes[0]);
+  log_.clear();
+  ASSERT_OK(scene_->RemoveLevel(Name("Cellar")));
+  ASSERT_FALSE(log_.empty());
+  EXPECT_EQ(log_.front(), "LevelRemoved Cellar");
+  EXPECT_THAT(std::vector<std::string>(log_.begin() + 1, log_.end()),
+              UnorderedElementsAre("EndPlay first with its pal", "EndPlay second with its pal"));
+  EXPECT_EQ(scene_->FindActor(probes[0]), nullptr);
+  EXPECT_EQ(scene_->FindActor(probes[1]), nullptr);
 }
 
 TEST_F(SceneTest, AttachAndOwner) {
