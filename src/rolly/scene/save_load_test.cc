@@ -573,6 +573,9 @@ class SaveLoadTest : public ::testing::Test {
     ASSERT_NE(registry_, nullptr);
   }
 
+  // The check of AWaitingComponentRecordsReferencesAreResolvedWhenItApplies (defined with it).
+  void ExpectLeashesTied(std::string_view slot, bool saved_again, Guid spawned_id);
+
   // Saves `g` into `slot` and runs `meanwhile` while the save is being written (before its
   // callback can run); once it is written, returns the objects whose OnSaved hooks ran, in order.
   std::vector<const void*> SaveWhile(Game& g, std::string_view slot,
@@ -3224,9 +3227,9 @@ Component* Plaque(Game& g) {
 }
 
 // A component record that waits resolves its references when it applies, as the world is then:
-// to a placed actor, to an actor the load spawned again (saved by its record), to a local
-// player's pawn, to a global and to another actor's component (each saved by an ID a capture
-// derives).
+// to a placed actor, to an actor the load spawned again and to another actor's component (saved
+// by their records), to a local player's pawn and to a global (saved by the IDs a capture derives);
+// and so it does once a save wrote it again while it waited (which keeps every reference by ID).
 TEST_F(SaveLoadTest, AWaitingComponentRecordsReferencesAreResolvedWhenItApplies) {
   auto a = NewGame();
   ASSERT_OK(a->scene.Start(kSmallMap));
@@ -3248,9 +3251,25 @@ TEST_F(SaveLoadTest, AWaitingComponentRecordsReferencesAreResolvedWhenItApplies)
   ASSERT_OK(tie(*a, "ToPawn", a->scene.players().front().pawn));
   ASSERT_OK(SaveNow(*a, "leash"));
 
+  for (const bool saved_again : {false, true}) {
+    SCOPED_TRACE(saved_again ? "saved again while waiting" : "loaded");
+    ASSERT_NO_FATAL_FAILURE(ExpectLeashesTied("leash", saved_again, spawned_id));
+  }
+}
+
+// Loads `slot` (when `saved_again`, a game loads it and saves it as "again" first, and that is
+// loaded), makes the three leashes whose records wait, and expects each tied as the test tied it.
+void SaveLoadTest::ExpectLeashesTied(std::string_view slot, bool saved_again, Guid spawned_id) {
+  if (saved_again) {
+    auto between = NewGame();
+    ASSERT_OK(between->scene.Start(kSmallMap));
+    ASSERT_OK(LoadNow(*between, slot));
+    ASSERT_OK(SaveNow(*between, "again"));
+    slot = "again";
+  }
   auto b = NewGame();
   ASSERT_OK(b->scene.Start(kSmallMap));
-  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "leash"));
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, slot));
   EXPECT_EQ(out.report.waiting, 3u) << Lines(out.report.messages);
   auto made = [&](std::string_view name) -> LeashComponent* {
     Result<Component*> c = b->scene.AddComponent(G(kHeroId), Name(name), Name("LeashComponent"));
@@ -3589,6 +3608,22 @@ class LevelMemoryTest : public SaveLoadTest {
  protected:
   const Name kCellar{"Cellar"};
   const Name kAttic{"Attic"};
+
+  // Saves slot "k" of a game with both levels loaded and a kennel spawned in the Attic whose toy
+  // is the Cellar lamp's Bulb (its ID in `*id`); `remove_attic`: the Attic removed first.
+  void SaveKennelWithABulb(bool remove_attic, Guid* id) {
+    auto a = StreamedGame();
+    ASSERT_OK(a->scene.AddLevel(kCellar));
+    ASSERT_OK(a->scene.AddLevel(kAttic));
+    ASSERT_NE(Bulb(*a), nullptr);
+    ASSERT_OK_AND_ASSIGN(Kennel * kennel, a->scene.SpawnActor<Kennel>(kAttic));
+    *id = kennel->id;
+    kennel->toy = Bulb(*a);
+    if (remove_attic) {
+      ASSERT_OK(a->scene.RemoveLevel(kAttic));
+    }
+    ASSERT_OK(SaveNow(*a, "k"));
+  }
 
   // A game on the streamed map, its level reports noted in `reports`.
   std::unique_ptr<Game> StreamedGame() {
@@ -4075,15 +4110,9 @@ TEST_F(LevelMemoryTest, ALevelsReferencesOutOfItAreKept) {
 // A level's memory saves a reference to a component of another level's actor by the component's
 // subject ID, as a whole save does: a load of a save that wrote that memory finds it.
 TEST_F(LevelMemoryTest, ALevelsMemorySavesAReferenceToAnotherLevelsComponent) {
-  auto a = StreamedGame();
-  ASSERT_OK(a->scene.AddLevel(kCellar));
-  ASSERT_OK(a->scene.AddLevel(kAttic));
-  ASSERT_NE(Bulb(*a), nullptr);
-  ASSERT_OK_AND_ASSIGN(Kennel * kennel, a->scene.SpawnActor<Kennel>(kAttic));
-  const Guid id = kennel->id;
-  kennel->toy = Bulb(*a);
-  ASSERT_OK(a->scene.RemoveLevel(kAttic));  // remembered, and written by the save from memory
-  ASSERT_OK(SaveNow(*a, "k"));
+  Guid id;
+  // The Attic remembered, and written by the save from its memory.
+  ASSERT_NO_FATAL_FAILURE(SaveKennelWithABulb(true, &id));
 
   auto b = StreamedGame();
   ASSERT_OK(b->scene.AddLevel(kCellar));
@@ -4094,18 +4123,34 @@ TEST_F(LevelMemoryTest, ALevelsMemorySavesAReferenceToAnotherLevelsComponent) {
   EXPECT_EQ(again->toy, Bulb(*b)) << Lines(out.report.messages);
 }
 
-// A streamed level's apply from the held save finds a component of another level's actor that its
-// records point to, through the component's record (its actor and name), once that level is
-// there; before, the reference is left as it was.
+// A streamed level's apply finds a component of another level's actor that its records point to,
+// through the component's record (its actor and name), once that level is there: from the held
+// save, from the level's memory, and from a save that carried the level's records over while it
+// was out (which keeps every reference by ID). Before, the reference is left as it was.
 TEST_F(LevelMemoryTest, ALevelsReferenceToAnotherLevelsComponentIsResolved) {
-  auto a = StreamedGame();
-  ASSERT_OK(a->scene.AddLevel(kCellar));
-  ASSERT_OK(a->scene.AddLevel(kAttic));
-  ASSERT_NE(Bulb(*a), nullptr);
-  ASSERT_OK_AND_ASSIGN(Kennel * kennel, a->scene.SpawnActor<Kennel>(kAttic));
-  const Guid id = kennel->id;
-  kennel->toy = Bulb(*a);
-  ASSERT_OK(SaveNow(*a, "k"));
+  Guid id;
+  ASSERT_NO_FATAL_FAILURE(SaveKennelWithABulb(false, &id));
+
+  auto b = StreamedGame();
+  ASSERT_OK(LoadNow(*b, "k"));
+  ASSERT_OK(b->scene.AddLevel(kCellar));
+  for (int from_memory = 0; from_memory < 2; ++from_memory) {
+    ASSERT_OK(b->scene.AddLevel(kAttic));
+    ASSERT_FALSE(reports.empty());
+    EXPECT_EQ(reports.back().from_memory, from_memory == 1);
+    auto* again = b->scene.FindActorAs<Kennel>(id);
+    ASSERT_NE(again, nullptr) << Lines(reports.back().apply.messages);
+    EXPECT_EQ(again->toy, Bulb(*b)) << from_memory << Lines(reports.back().apply.messages);
+    ASSERT_OK(b->scene.RemoveLevel(kAttic));
+  }
+  ASSERT_OK(SaveNow(*b, "carried"));  // the Attic out: its records carried over by ID
+  auto c = StreamedGame();
+  ASSERT_OK(LoadNow(*c, "carried"));
+  ASSERT_OK(c->scene.AddLevel(kCellar));
+  ASSERT_OK(c->scene.AddLevel(kAttic));
+  auto* carried = c->scene.FindActorAs<Kennel>(id);
+  ASSERT_NE(carried, nullptr);
+  EXPECT_EQ(carried->toy, Bulb(*c)) << Lines(reports.back().apply.messages);
 
   auto early = StreamedGame();
   ASSERT_OK(LoadNow(*early, "k"));
@@ -4113,16 +4158,6 @@ TEST_F(LevelMemoryTest, ALevelsReferenceToAnotherLevelsComponentIsResolved) {
   auto* alone = early->scene.FindActorAs<Kennel>(id);
   ASSERT_NE(alone, nullptr);
   EXPECT_EQ(alone->toy, nullptr);
-
-  auto b = StreamedGame();
-  ASSERT_OK(LoadNow(*b, "k"));
-  ASSERT_OK(b->scene.AddLevel(kCellar));
-  ASSERT_OK(b->scene.AddLevel(kAttic));
-  ASSERT_FALSE(reports.empty());
-  EXPECT_FALSE(reports.back().from_memory);
-  auto* again = b->scene.FindActorAs<Kennel>(id);
-  ASSERT_NE(again, nullptr) << Lines(reports.back().apply.messages);
-  EXPECT_EQ(again->toy, Bulb(*b)) << Lines(reports.back().apply.messages);
 }
 
 // A save writes the placed actors destroyed in play in the order the host visited them as their

@@ -1317,10 +1317,12 @@ void WorldCapture::NoteGone(const std::function<bool(const Hooked&)>& gone) {
 // apply whose own records did not take that subject: an actor by the host's look-up; a global, a
 // registered object or a local player's part by the ID a capture derives for it, listed the first
 // time an ID is not an actor's. A component's ID is derived from its actor's and its name, and the
-// world keeps no table of components: a component is found only through a record of it (FindRecord:
-// a reference saved by record index names one), whose section names its actor and its name. The
-// listed objects are kept for the finder's life (one apply), as the apply's own table of objects
-// is: the game's code the apply runs must not destroy a global or a player's part meanwhile.
+// world keeps no table of components: a component is found through a record of it, whose section
+// names its actor and its name, then looked for on that actor as it is now. A reference saved by
+// record index names that record (FindRecord); one saved by ID alone (a record a save carried
+// over, a level's memory) is looked up among the held save's component records. The listed
+// objects are kept for the finder's life (one apply), as the apply's own table of objects is: the
+// game's code the apply runs must not destroy a global or a player's part meanwhile.
 class World::SubjectsNow {
  public:
   explicit SubjectsNow(World& world) : world_(world) {}
@@ -1329,12 +1331,13 @@ class World::SubjectsNow {
     ActorView view;
     if (world_.host_.FindActor(id, &view)) return view.object;
     if (!listed_) List();
-    const Object* found = others_.Find(id);
-    return found ? *found : Object();
+    if (const Object* found = others_.Find(id)) return *found;
+    const ComponentSection* held = world_.HeldComponents().Find(id);
+    return held ? ComponentOf(*held) : Object();
   }
 
   // The object of record `index` of `records` (checked), saved as `id`: a component record's by
-  // its actor and name, as they are now; any other's as Find finds `id`.
+  // its actor and name; any other's as Find finds `id`.
   Object FindRecord(const record::CheckedPayload& records, std::size_t index, Guid id) {
     ByteView section;
     if (records.FirstChecked(index) != 1 || !records.Find(index, kComponentSection, &section)) {
@@ -1342,6 +1345,16 @@ class World::SubjectsNow {
     }
     ComponentSection comp;
     ReadCheckedComponent(section, &comp);
+    return ComponentOf(comp);
+  }
+
+ private:
+  void List() {
+    listed_ = true;
+    world_.VisitNamedSubjects([this](Guid id, Object object) { others_.Put(id, object); });
+  }
+  // The component a record's section names, on its actor as it is now.
+  Object ComponentOf(ComponentSection comp) {
     ActorView actor;
     if (!world_.host_.FindActor(comp.actor, &actor)) return Object();
     components_.clear();
@@ -1350,12 +1363,6 @@ class World::SubjectsNow {
       if (c.name.view() == comp.name) return c.object;
     }
     return Object();
-  }
-
- private:
-  void List() {
-    listed_ = true;
-    world_.VisitNamedSubjects([this](Guid id, Object object) { others_.Put(id, object); });
   }
 
   World& world_;
@@ -2430,13 +2437,37 @@ std::shared_ptr<const LoadedGame> World::TakeLevelMemory(Name level) {
   return nullptr;
 }
 
+const GuidMap<ComponentSection>& World::HeldComponents() {
+  if (held_components_) return *held_components_;
+  if (held_ == nullptr) {
+    held_components_ = std::make_unique<GuidMap<ComponentSection>>();
+    return *held_components_;
+  }
+  auto made = std::make_unique<GuidMap<ComponentSection>>();
+  for (const LoadedGame::Chunk& c : held_->chunks()) {
+    if (c.id != kWorldChunk) continue;
+    const record::CheckedPayload& records = c.payload;
+    ByteView section;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      if (records.FirstChecked(i) != 1 || !records.Find(i, kComponentSection, &section)) continue;
+      ComponentSection comp;
+      ReadCheckedComponent(section, &comp);
+      made->Put(records.subject(i), comp);
+    }
+  }
+  held_components_ = std::move(made);
+  return *held_components_;
+}
+
 void World::SetHeld(std::shared_ptr<const LoadedGame> game) {
+  held_components_.reset();
   held_ = std::move(game);
   held_at_ = captures_begun_;
 }
 
 bool World::SetHeld(std::shared_ptr<const LoadedGame> game, WorldCapture::Mark mark) {
   if (mark.capture <= held_at_) return false;
+  held_components_.reset();
   held_ = std::move(game);
   held_at_ = mark.capture;
   std::erase_if(level_memory_,

@@ -61,6 +61,7 @@
 #include "rolly/record/capture.h"
 #include "rolly/record/record_codec.h"
 #include "rolly/reflect/type_registry.h"
+#include "rolly/world/sections.h"
 #include "rolly/world/host.h"
 
 namespace rolly::world_internal {
@@ -453,6 +454,11 @@ class World : public HostEvents {
   // Each placed actor's slot, by ID.
   GuidMap<std::uint32_t> placed_index_;
   std::shared_ptr<const LoadedGame> held_;
+  // Each component record of the held save's world chunks by its subject ID, with the actor and
+  // name it names (views of the held save's bytes): made the first time a reference by ID finds
+  // nothing else (SubjectsNow), dropped when the held save changes.
+  const GuidMap<ComponentSection>& HeldComponents();
+  std::unique_ptr<GuidMap<ComponentSection>> held_components_;
   // Captures begun (BeginCapture), and the count the held save stands at: its capture's number,
   // or, for a load or SetHeld(game), the count when it was held.
   std::uint64_t captures_begun_ = 0;
