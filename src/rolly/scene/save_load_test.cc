@@ -3279,6 +3279,7 @@ void SaveLoadTest::ExpectLeashesTied(std::string_view slot, bool saved_again, Gu
       {"ToStatue", b->scene.FindActor(G(kStatueId))},
       {"ToSpawned", b->scene.FindActor(spawned_id)},
       {"ToPawn", b->scene.players().front().pawn}};
+  ASSERT_NE(Plaque(*b), nullptr);
   for (const auto& [name, to] : expected) {
     ASSERT_NE(to, nullptr) << name;
     LeashComponent* leash = made(name);
@@ -4134,6 +4135,7 @@ TEST_F(LevelMemoryTest, ALevelsReferenceToAnotherLevelsComponentIsResolved) {
   auto b = StreamedGame();
   ASSERT_OK(LoadNow(*b, "k"));
   ASSERT_OK(b->scene.AddLevel(kCellar));
+  ASSERT_NE(Bulb(*b), nullptr);
   for (int from_memory = 0; from_memory < 2; ++from_memory) {
     ASSERT_OK(b->scene.AddLevel(kAttic));
     ASSERT_FALSE(reports.empty());
@@ -4147,6 +4149,7 @@ TEST_F(LevelMemoryTest, ALevelsReferenceToAnotherLevelsComponentIsResolved) {
   auto c = StreamedGame();
   ASSERT_OK(LoadNow(*c, "carried"));
   ASSERT_OK(c->scene.AddLevel(kCellar));
+  ASSERT_NE(Bulb(*c), nullptr);
   ASSERT_OK(c->scene.AddLevel(kAttic));
   auto* carried = c->scene.FindActorAs<Kennel>(id);
   ASSERT_NE(carried, nullptr);

@@ -29,6 +29,17 @@ struct LiveCaptures {
 namespace rolly::world {
 namespace {
 
+// Marks the World applying until the scope ends, however it ends: a host call or hook that throws
+// does not leave it applying (Busy) for good. What the apply changed stays changed, as with any
+// exception out of the game's own code.
+struct Applying {
+  explicit Applying(bool& flag) : on(flag) { on = true; }
+  ~Applying() { on = false; }
+  Applying(const Applying&) = delete;
+  Applying& operator=(const Applying&) = delete;
+  bool& on;
+};
+
 using record::RecordKind;
 using record::Section;
 
@@ -1325,15 +1336,17 @@ void WorldCapture::NoteGone(const std::function<bool(const Hooked&)>& gone) {
 // game's code the apply runs must not destroy a global or a player's part meanwhile.
 class World::SubjectsNow {
  public:
-  explicit SubjectsNow(World& world) : world_(world) {}
+  // `held`: whether a component is looked for among the held save's records (not in a whole
+  // load's apply, which replaces the held save and took every record of its own it could).
+  SubjectsNow(World& world, bool held) : world_(world), held_(held) {}
 
   Object Find(Guid id) {
     ActorView view;
     if (world_.host_.FindActor(id, &view)) return view.object;
     if (!listed_) List();
     if (const Object* found = others_.Find(id)) return *found;
-    const ComponentSection* held = world_.HeldComponents().Find(id);
-    return held ? ComponentOf(*held) : Object();
+    const ComponentSection* comp = held_ ? world_.HeldComponents().Find(id) : nullptr;
+    return comp ? ComponentOf(*comp) : Object();
   }
 
   // The object of record `index` of `records` (checked), saved as `id`: a component record's by
@@ -1366,9 +1379,10 @@ class World::SubjectsNow {
   }
 
   World& world_;
+  const bool held_;
   bool listed_ = false;
   GuidMap<Object> others_;
-  std::vector<ComponentView> components_;  // FindRecord's buffer
+  std::vector<ComponentView> components_;  // ComponentOf's buffer
 };
 
 // The links of a waiting component record's apply (OnComponentCreated), whose records are
@@ -1377,7 +1391,7 @@ class World::SubjectsNow {
 class World::LateLinks final : public record::ObjectLinks {
  public:
   LateLinks(World& world, const record::CheckedPayload& records)
-      : subjects_(world), records_(records) {}
+      : subjects_(world, true), records_(records) {}
   std::optional<record::LinkTarget> Locate(const reflect::ClassInfo&, const void*) override {
     return std::nullopt;  // an apply only resolves
   }
@@ -1411,7 +1425,7 @@ class World::Applier {
         report_(report),
         only_level_(only_level),
         apply_(++world.applies_),
-        subjects_now_(world) {}
+        subjects_now_(world, !only_level.is_none()) {}
 
   // The live object saved as `id`, as `cls` (ObjectLinks::Resolve for every chunk's apply): the
   // object a record of this apply took for it, else the one there now (a streamed level's apply
@@ -2208,14 +2222,7 @@ Status World::Apply(std::shared_ptr<const LoadedGame> game, ApplyReport* report)
   waiting_.clear();
   ApplyReport local;
   if (report == nullptr) report = &local;
-  applying_ = true;
-  // Applying until this call ends, however it ends: a host call or hook that throws does not
-  // leave the World applying (Busy) for good. What it changed stays changed, as with any
-  // exception out of the game's own code.
-  struct Applying {
-    bool& on;
-    ~Applying() { on = false; }
-  } applying{applying_};
+  const Applying applying{applying_};
   Applier applier(*this, game, report);
   Status s = applier.Run();
   SetHeld(std::move(game));
@@ -2306,10 +2313,11 @@ void World::OnLevelAdded(Name level) {
   report.event = LevelReport::Event::kApplied;
   report.level = level;
   report.from_memory = memory != nullptr;
-  applying_ = true;
-  Applier applier(*this, game, &report.apply, level);
-  report.status = applier.Run();
-  applying_ = false;
+  {
+    const Applying applying{applying_};
+    Applier applier(*this, game, &report.apply, level);
+    report.status = applier.Run();
+  }
   Notify(report);
 }
 

@@ -61,8 +61,8 @@
 #include "rolly/record/capture.h"
 #include "rolly/record/record_codec.h"
 #include "rolly/reflect/type_registry.h"
-#include "rolly/world/sections.h"
 #include "rolly/world/host.h"
+#include "rolly/world/sections.h"
 
 namespace rolly::world_internal {
 struct LiveCaptures;
