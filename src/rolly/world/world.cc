@@ -7,6 +7,7 @@
 #include <exception>
 #include <string>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
@@ -2447,12 +2448,10 @@ std::shared_ptr<const LoadedGame> World::TakeLevelMemory(Name level) {
 
 const GuidMap<ComponentSection>& World::HeldComponents() {
   if (held_components_) return *held_components_;
-  if (held_ == nullptr) {
-    held_components_ = std::make_unique<GuidMap<ComponentSection>>();
-    return *held_components_;
-  }
   auto made = std::make_unique<GuidMap<ComponentSection>>();
-  for (const LoadedGame::Chunk& c : held_->chunks()) {
+  std::span<const LoadedGame::Chunk> chunks;  // none without a held save
+  if (held_) chunks = held_->chunks();
+  for (const LoadedGame::Chunk& c : chunks) {
     if (c.id != kWorldChunk) continue;
     const record::CheckedPayload& records = c.payload;
     ByteView section;
