@@ -287,6 +287,43 @@ const WorkerCase kWorkerCases[] = {
 // The copy of "slot" that holds its first save (copy a).
 FileName NewestOfSlot() { return FileName::ForSlot("rolly", "slot", Copy::kA).value(); }
 
+// Saves "first" into the slot through `store` over `memory` and gives its newest copy's bytes,
+// the sweeps' last good save.
+void SaveFirst(Store& store, const MemoryBackend& memory, Bytes* last_good) {
+  std::vector<Status> saved;
+  store.Save("slot", MakeFile("first"), Answering(&saved));
+  ASSERT_THAT(store.FlushFor(kPatience), IsOk());
+  ASSERT_THAT(saved, ElementsAre(IsOk()));
+  const std::optional<Bytes> copy = memory.Peek(NewestOfSlot());
+  ASSERT_TRUE(copy.has_value());
+  *last_good = *copy;
+}
+
+// A sweep: for each request, on a store that knows the slot and on one that knows nothing,
+// `attempt(c, knows, n, &met)` runs it with the n-th allocation of a thread failing (`met`: one
+// did), for n = 0, 1, 2... until an attempt meets none; at least `fewest(c, knows)` must have met
+// one. `where` names the thread in the trace.
+void SweepRequests(std::string_view where,
+                   const std::function<long(const WorkerCase&, bool)>& fewest,
+                   const std::function<void(const WorkerCase&, bool, long, bool*)>& attempt) {
+  for (const WorkerCase& c : kWorkerCases) {
+    for (const bool knows : {true, false}) {
+      bool went_through = false;
+      long failures = 0;
+      for (long n = 0; n < 10'000 && !went_through; ++n) {
+        SCOPED_TRACE(std::string(c.name) + (knows ? "" : " (knowing nothing)") + ", " +
+                     std::string(where) + " allocation " + std::to_string(n) + " failing");
+        bool met = false;
+        ASSERT_NO_FATAL_FAILURE(attempt(c, knows, n, &met));  // the stores close at its end
+        went_through = !met;
+        failures += met ? 1 : 0;
+      }
+      EXPECT_TRUE(went_through) << c.name;
+      EXPECT_GE(failures, fewest(c, knows)) << c.name;
+    }
+  }
+}
+
 // The checks after a request of the sweeps, on `store` over `memory` (which held the save
 // "first", `last_good`, before it): one answer per request, Ok or StorageFailed; nothing pending;
 // a request that failed left the last good save (a delete removes the older copy first, and
@@ -341,52 +378,35 @@ void ExpectTheStoreWhole(const WorkerCase& c, Store& store, const MemoryBackend&
 // older copy first, and answers Ok once both are gone); a slot copy that failed wrote no valid
 // save; and a load after it finds what it left.
 TEST(StoreAllocationTest, AWorkerAllocationThatFailsEndsTheRequestWithAStatus) {
-  const FileName newest = NewestOfSlot();
-  for (const WorkerCase& c : kWorkerCases) {
-    for (const bool knows : {true, false}) {
-      bool went_through = false;
-      long failures = 0;
-      for (long n = 0; n < 10'000 && !went_through; ++n) {
-        SCOPED_TRACE(std::string(c.name) + (knows ? "" : " (knowing nothing)") +
-                     ", worker allocation " + std::to_string(n) + " failing");
-        WorkerPool worker(1);
-        Mailbox mailbox;
-        MemoryBackend memory;
-        BackendWrapper other(&memory);
-        {
-          Store first(memory, worker, mailbox);
-          std::vector<Status> saved;
-          first.Save("slot", MakeFile("first"), Answering(&saved));
-          ASSERT_THAT(first.FlushFor(kPatience), IsOk());
-          ASSERT_THAT(saved, ElementsAre(IsOk()));
-          const Bytes last_good = *memory.Peek(newest);
-          Store second(other, worker, mailbox);
-          Store& store = knows ? first : second;
+  // The sweep meets failures: 2 (a listing that knows the index) to some 200 (a slot copy that
+  // knows nothing).
+  SweepRequests("worker", [](const WorkerCase&, bool) { return 2; },
+                [](const WorkerCase& c, bool knows, long n, bool* met) {
+    WorkerPool worker(1);
+    Mailbox mailbox;
+    MemoryBackend memory;
+    BackendWrapper other(&memory);
+    Store first(memory, worker, mailbox);
+    Bytes last_good;
+    ASSERT_NO_FATAL_FAILURE(SaveFirst(first, memory, &last_good));
+    Store second(other, worker, mailbox);
+    Store& store = knows ? first : second;
 
-          std::vector<Status> answers;
-          test_support::FailWorkerAllocationAfter(worker, n);
-          // The worker waits until the requests are made, so that a second request's turn
-          // starts on the worker, where the first ends (it allocates nothing meanwhile).
-          std::atomic<bool> asked{false};
-          worker.Post([&asked] {
-            while (!asked.load()) std::this_thread::yield();
-          });
-          c.request(store, &answers);
-          asked.store(true);
-          const Status flushed = store.FlushFor(kPatience);
-          const bool met = test_support::DisarmWorker(worker, n);
-          went_through = !met;
-          failures += met ? 1 : 0;
-          ASSERT_THAT(flushed, IsOk());
-          ExpectTheStoreWhole(c, store, memory, answers, last_good);
-        }  // the stores close
-      }
-      EXPECT_TRUE(went_through) << c.name;
-      // The sweep met failures: 2 (a listing that knows the index) to some 200 (a slot copy that
-      // knows nothing).
-      EXPECT_GE(failures, 2) << c.name;
-    }
-  }
+    std::vector<Status> answers;
+    test_support::FailWorkerAllocationAfter(worker, n);
+    // The worker waits until the requests are made, so that a second request's turn starts on
+    // the worker, where the first ends (it allocates nothing meanwhile).
+    std::atomic<bool> asked{false};
+    worker.Post([&asked] {
+      while (!asked.load()) std::this_thread::yield();
+    });
+    c.request(store, &answers);
+    asked.store(true);
+    const Status flushed = store.FlushFor(kPatience);
+    *met = test_support::DisarmWorker(worker, n);
+    ASSERT_THAT(flushed, IsOk());
+    ExpectTheStoreWhole(c, store, memory, answers, last_good);
+  });
 }
 
 // The same sweep on the backend's own thread: the store runs there what it does once a backend
@@ -403,58 +423,43 @@ TEST(StoreAllocationTest, AWorkerAllocationThatFailsEndsTheRequestWithAStatus) {
 // (Promised), and that allocation failing lost the callback, so the store waited for good for
 // the read ("Save (knowing nothing)", n = 11: a read of copy b answering NotFound).
 TEST(StoreAllocationTest, ABackendThreadAllocationThatFailsEndsTheRequestWithAStatus) {
-  const FileName newest = NewestOfSlot();
-  for (const WorkerCase& c : kWorkerCases) {
-    for (const bool knows : {true, false}) {
-      bool went_through = false;
-      long failures = 0;
-      for (long n = 0; n < 10'000 && !went_through; ++n) {
-        SCOPED_TRACE(std::string(c.name) + (knows ? "" : " (knowing nothing)") +
-                     ", backend thread allocation " + std::to_string(n) + " failing");
-        WorkerPool worker(1);
-        Mailbox mailbox;
-        MemoryBackend memory;
-        OwnThreadBackend own(&memory);
-        OwnThreadBackend other(&memory);
-        OwnThreadBackend& backend = knows ? own : other;
-        {
-          Store first(own, worker, mailbox);
-          std::vector<Status> saved;
-          first.Save("slot", MakeFile("first"), Answering(&saved));
-          ASSERT_THAT(first.FlushFor(kPatience), IsOk());
-          ASSERT_THAT(saved, ElementsAre(IsOk()));
-          const Bytes last_good = *memory.Peek(newest);
-          Store second(other, worker, mailbox);
-          Store& store = knows ? first : second;
+  // Counts met: 5 (LoadCopy) to 71 (CopySlot); none for a listing that knows the index, which
+  // asks the backend nothing.
+  SweepRequests("backend thread",
+                [](const WorkerCase& c, bool knows) {
+                  return knows && std::string(c.name) == "ListSlots" ? 0 : 5;
+                },
+                [](const WorkerCase& c, bool knows, long n, bool* met) {
+    WorkerPool worker(1);
+    Mailbox mailbox;
+    MemoryBackend memory;
+    OwnThreadBackend own(&memory);
+    OwnThreadBackend other(&memory);
+    OwnThreadBackend& backend = knows ? own : other;
+    Store first(own, worker, mailbox);
+    Bytes last_good;
+    ASSERT_NO_FATAL_FAILURE(SaveFirst(first, memory, &last_good));
+    Store second(other, worker, mailbox);
+    Store& store = knows ? first : second;
 
-          std::vector<Status> answers;
-          test_support::FailWorkerAllocationAfter(backend.thread(), n);
-          // The worker and the backend's thread wait until the requests are made (allocating
-          // nothing meanwhile), so that a second request's turn starts where the first ends.
-          std::atomic<bool> asked{false};
-          const auto wait_asked = [&asked] {
-            while (!asked.load()) std::this_thread::yield();
-          };
-          worker.Post(wait_asked);
-          backend.thread().Post(wait_asked);
-          c.request(store, &answers);
-          asked.store(true);
-          const Status flushed = store.FlushFor(kPatience);
-          const bool met = test_support::DisarmWorker(backend.thread(), n);
-          went_through = !met;
-          failures += met ? 1 : 0;
-          EXPECT_EQ(backend.callbacks_that_threw(), 0);
-          ASSERT_THAT(flushed, IsOk());
-          ExpectTheStoreWhole(c, store, memory, answers, last_good);
-        }  // the stores close
-      }
-      EXPECT_TRUE(went_through) << c.name;
-      // Counts met: 5 (LoadCopy) to 71 (CopySlot); none for a listing that knows the index,
-      // which asks the backend nothing.
-      const bool asks_nothing = knows && std::string(c.name) == "ListSlots";
-      EXPECT_GE(failures, asks_nothing ? 0 : 5) << c.name;
-    }
-  }
+    std::vector<Status> answers;
+    test_support::FailWorkerAllocationAfter(backend.thread(), n);
+    // The worker and the backend's thread wait until the requests are made (allocating nothing
+    // meanwhile), so that a second request's turn starts where the first ends.
+    std::atomic<bool> asked{false};
+    const auto wait_asked = [&asked] {
+      while (!asked.load()) std::this_thread::yield();
+    };
+    worker.Post(wait_asked);
+    backend.thread().Post(wait_asked);
+    c.request(store, &answers);
+    asked.store(true);
+    const Status flushed = store.FlushFor(kPatience);
+    *met = test_support::DisarmWorker(backend.thread(), n);
+    EXPECT_EQ(backend.callbacks_that_threw(), 0);
+    ASSERT_THAT(flushed, IsOk());
+    ExpectTheStoreWhole(c, store, memory, answers, last_good);
+  });
 }
 
 }  // namespace
