@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <new>
 #include <optional>
@@ -200,13 +201,15 @@ void SavesAndLoadsAgain(OneWorkerGame& g) {
   EXPECT_THAT(diff, IsEmpty());
 }
 
-// The same save with the n-th allocation of the save system's only worker failing instead, for
-// n = 0, 1, 2... until the save's work on the worker makes fewer: that worker copies the world
-// while the game thread lists it, makes the save's chunks (world::CapturedWorld::Make), compresses
-// and writes them. The save throws std::bad_alloc on the game thread (a copy's failure leaves the
-// capture there) or calls back once, written or StorageFailed; the save system goes on, and its
-// destructor returns (it waits for the chunks being made).
-TEST(SaveAllocationTest, AWorkerAllocationThatFailsEndsTheSaveWithAStatus) {
+// One try of a worker sweep on a game started afresh (`saved`: the chunks of its first save, in
+// "slot"), with the n-th allocation of the save system's only worker to fail around what the try
+// sweeps; it sets `*failed` to whether an allocation failed (test_support::DisarmWorker).
+using WorkerTry = std::function<void(OneWorkerGame& g, const std::vector<world::WorldChunk>& saved,
+                                     long n, bool* failed)>;
+
+// Runs `attempt` for n = 0, 1, 2... until a try meets no failure, the save system going on after
+// each (SavesAndLoadsAgain, and its destructor returns); expects more than ten tries to meet one.
+void SweepWorkerAllocations(const WorkerTry& attempt) {
   const std::unique_ptr<reflect::TypeRegistry> registry = SampleRegistry();
   ASSERT_NE(registry, nullptr);
   const std::string map = BuildSampleMap(kActors, 5);
@@ -215,9 +218,28 @@ TEST(SaveAllocationTest, AWorkerAllocationThatFailsEndsTheSaveWithAStatus) {
   for (long n = 0; n < 100'000 && !went_through; ++n) {
     SCOPED_TRACE("worker allocation " + std::to_string(n) + " failing");
     OneWorkerGame g(*registry);
-    std::vector<world::WorldChunk> first;
-    ASSERT_OK(g.Start(map, &first));
+    std::vector<world::WorldChunk> saved;
+    ASSERT_OK(g.Start(map, &saved));
+    bool failed = false;
+    ASSERT_NO_FATAL_FAILURE(attempt(g, saved, n, &failed));
+    went_through = !failed;
+    met += failed ? 1 : 0;
+    SavesAndLoadsAgain(g);
+    ASSERT_OK(g.Close());
+  }
+  EXPECT_TRUE(went_through);
+  EXPECT_GT(met, 10);
+}
 
+// The same save with the n-th allocation of the save system's only worker failing instead, for
+// n = 0, 1, 2... until the save's work on the worker makes fewer: that worker copies the world
+// while the game thread lists it, makes the save's chunks (world::CapturedWorld::Make), compresses
+// and writes them. The save throws std::bad_alloc on the game thread (a copy's failure leaves the
+// capture there) or calls back once, written or StorageFailed; the save system goes on, and its
+// destructor returns (it waits for the chunks being made).
+TEST(SaveAllocationTest, AWorkerAllocationThatFailsEndsTheSaveWithAStatus) {
+  SweepWorkerAllocations([](OneWorkerGame& g, const std::vector<world::WorldChunk>&, long n,
+                            bool* failed) {
     int answered = 0;
     std::optional<Status> status;
     bool threw = false;
@@ -231,22 +253,16 @@ TEST(SaveAllocationTest, AWorkerAllocationThatFailsEndsTheSaveWithAStatus) {
       threw = true;
     }
     ASSERT_OK(g.saves->Flush(Deadline()));
-    const bool failed = test_support::DisarmWorker(g.workers, n);
-    went_through = !failed;
-    met += failed ? 1 : 0;
+    *failed = test_support::DisarmWorker(g.workers, n);
     EXPECT_EQ(answered, threw ? 0 : 1);
     if (status) {
       EXPECT_THAT(*status, AnyOf(IsOk(), StatusIs(StatusCode::kStorageFailed)));
     }
-    if (!failed) {
+    if (!*failed) {
       ASSERT_TRUE(status.has_value());
       EXPECT_OK(*status);
     }
-    SavesAndLoadsAgain(g);
-    ASSERT_OK(g.Close());
-  }
-  EXPECT_TRUE(went_through);
-  EXPECT_GT(met, 10);
+  });
 }
 
 // A load with the n-th allocation of the save system's only worker failing, for n = 0, 1, 2...
@@ -254,18 +270,9 @@ TEST(SaveAllocationTest, AWorkerAllocationThatFailsEndsTheSaveWithAStatus) {
 // world's check of its records) makes fewer. The load calls back once: Ok, or StorageFailed with
 // the world as it was; the save system goes on.
 TEST(SaveAllocationTest, AWorkerAllocationThatFailsEndsTheLoadWithAStatus) {
-  const std::unique_ptr<reflect::TypeRegistry> registry = SampleRegistry();
-  ASSERT_NE(registry, nullptr);
-  const std::string map = BuildSampleMap(kActors, 5);
-  bool went_through = false;
-  long met = 0;
-  for (long n = 0; n < 100'000 && !went_through; ++n) {
-    SCOPED_TRACE("worker allocation " + std::to_string(n) + " failing");
-    OneWorkerGame g(*registry);
-    std::vector<world::WorldChunk> saved;
-    ASSERT_OK(g.Start(map, &saved));
+  SweepWorkerAllocations([](OneWorkerGame& g, const std::vector<world::WorldChunk>& saved,
+                            long n, bool* failed) {
     ASSERT_OK_AND_ASSIGN(auto played, world::CaptureForCompare(g.saves->world()));
-
     int answered = 0;
     std::optional<Status> status;
     test_support::FailWorkerAllocationAfter(g.workers, n);
@@ -274,22 +281,16 @@ TEST(SaveAllocationTest, AWorkerAllocationThatFailsEndsTheLoadWithAStatus) {
       status = r.status();
     });
     ASSERT_OK(g.saves->Flush(Deadline()));
-    const bool failed = test_support::DisarmWorker(g.workers, n);
-    went_through = !failed;
-    met += failed ? 1 : 0;
+    *failed = test_support::DisarmWorker(g.workers, n);
     ASSERT_EQ(answered, 1);
     EXPECT_THAT(*status, AnyOf(IsOk(), StatusIs(StatusCode::kStorageFailed)));
     ASSERT_OK_AND_ASSIGN(auto now, world::CaptureForCompare(g.saves->world()));
     ASSERT_OK_AND_ASSIGN(auto diff, world::DiffWorlds(status->ok() ? saved : played, now, 10));
     EXPECT_THAT(diff, IsEmpty()) << "a failed load changed the world, or an Ok one did not";
-    if (!failed) {
+    if (!*failed) {
       EXPECT_OK(*status);
     }
-    SavesAndLoadsAgain(g);
-    ASSERT_OK(g.Close());
-  }
-  EXPECT_TRUE(went_through);
-  EXPECT_GT(met, 10);
+  });
 }
 
 }  // namespace
