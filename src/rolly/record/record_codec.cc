@@ -1,11 +1,8 @@
 #include "rolly/record/record_codec.h"
 
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 
@@ -919,27 +916,12 @@ bool CheckedPayload::CheckSplit(const Bytes& bytes, FileBudget* budget,
   const ByteReader at_first = in;
   std::size_t split_at = 0;  // where the second half starts, once its thread walked there
 
-  // The second half's check, run by whichever thread claims it first. The task handed to `post`
-  // may run after this function returned (when the caller claimed it): it then touches nothing
-  // but `second`, which it holds.
-  struct Second {
-    std::atomic<bool> claimed{false};
-    std::mutex mutex;
-    std::condition_variable done_cv;
-    bool done = false;
-    bool threw = false;  // the half ran on a worker and threw (an allocation failed)
-    // Waits until the worker that claimed the half has run it.
-    void Wait() {
-      std::unique_lock lock(mutex);
-      done_cv.wait(lock, [this] { return done; });
-    }
-  };
-  auto second = std::make_shared<Second>();
   FileBudget second_budget;
   std::vector<Span> second_spans;
   second_spans.reserve(count - mid);
   Status second_status;
-  auto check_second = [&] {
+  // The second half's check, run by whichever thread claims it first (SideTask).
+  SideTask second(post, [&] {
     ByteReader rest = at_first;
     ByteView record;
     for (std::uint64_t i = 1; i < mid; ++i) {
@@ -954,45 +936,22 @@ bool CheckedPayload::CheckSplit(const Bytes& bytes, FileBudget* budget,
     if (second_status.ok() && !(rest.ok() && rest.empty())) {
       second_status = DamagedError("payload: bytes after the last record");
     }
-  };
-  std::function<void()> job = check_second;
-  // This frame does not end (by an exception either) while a worker may still run the half: the
-  // task refers to it. Unless joined below, it is claimed back here, or waited for.
-  struct JoinOnExit {
-    Second* second;
-    ~JoinOnExit() {
-      if (second != nullptr && second->claimed.exchange(true)) second->Wait();
-    }
-  } join_on_exit{second.get()};
-  post([second, job = &job] {
-    if (second->claimed.exchange(true)) return;
-    try {
-      (*job)();
-    } catch (...) {
-      second->threw = true;  // the check in order runs it again on the caller's thread
-    }
-    {
-      std::lock_guard lock(second->mutex);
-      second->done = true;
-    }
-    second->done_cv.notify_all();
   });
 
   std::vector<Span> spans;
   spans.reserve(count - 1);
   Status first_status = CheckRange(in, 1, mid, count, tables, &first, sections, bytes.data(),
                                    &spans);
-  join_on_exit.second = nullptr;
-  if (!second->claimed.exchange(true)) {
-    // No worker took it: it runs here, unless the first half failed (the check in order then
-    // says why).
-    if (first_status.ok()) check_second();
-  } else {
-    second->Wait();
-    if (second->threw) return false;
+  if (!first_status.ok()) {
+    second.Withdraw();  // the check in order says why
+    return false;
   }
-  if (first_status.ok() && in.position() != split_at) first_status = DamagedError("split");
-  if (!first_status.ok() || !second_status.ok()) return false;
+  try {
+    second.Join();
+  } catch (...) {
+    return false;  // the half threw on a worker (an allocation failed): the check in order runs
+  }
+  if (in.position() != split_at || !second_status.ok()) return false;
   // Each bound is on a running total that only grows, so the halves' sum within it is the check
   // in order passing it.
   const FileBudget total{first.owned + second_budget.owned,

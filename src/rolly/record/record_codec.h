@@ -25,6 +25,7 @@
 
 #include "rolly/core/bytes.h"
 #include "rolly/core/guid.h"
+#include "rolly/core/side_task.h"
 #include "rolly/core/status.h"
 #include "rolly/record/chunk_tables.h"
 
@@ -153,7 +154,7 @@ class CheckedPayload {
                                       const SectionCheck& sections);
 
   // Somewhere to run a task on another thread: queues `task` to run once (a worker pool's Post).
-  using Post = std::function<void(std::function<void()>)>;
+  using Post = SideTask::Post;
   // The smallest payload the check below splits.
   static constexpr std::size_t kSplitBytes = std::size_t{1} << 20;
   // The first half's share of the records, in percent, when the check is split (the second
