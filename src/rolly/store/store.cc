@@ -27,6 +27,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "rolly/core/side_task.h"
 #include "rolly/store/internal/file_queue.h"
 #include "rolly/store/internal/slot_index_codec.h"
 #include "rolly/store/internal/thrown_call.h"
@@ -717,8 +718,14 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
 
   Result<LoadResult> LoadNewest(const FileName& name, std::string_view slot) {
     const FileName a = name.copy() == Copy::kA ? name : name.Other();
-    CheckedCopy copies[2] = {CheckCopy(backend_, a, slot, read_options_),
-                             CheckCopy(backend_, a.Other(), slot, read_options_)};
+    // Copy B is read and verified on another worker meanwhile, when one is free (SideTask).
+    CheckedCopy copies[2];
+    {
+      SideTask b([this](std::function<void()> task) { workers_.Post(std::move(task)); },
+                 [&] { copies[1] = CheckCopy(backend_, a.Other(), slot, read_options_); });
+      copies[0] = CheckCopy(backend_, a, slot, read_options_);
+      b.Join();
+    }
     Copies c;
     c.known = true;
     c.a = copies[0].info;
