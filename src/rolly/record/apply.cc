@@ -309,6 +309,7 @@ Status Applier::ReadFields(ByteReader& in, std::uint32_t layout, const reflect::
     }
     Path here{path, b.field->name()};
     if (b.field->property->setter) {
+      if (no_game_code_) return NeedsGameCode();
       Temp temp(b.field->type());
       ROLLY_RETURN_IF_ERROR(
           Read(in, b.saved_type, b.field->type(), temp.get(), depth, &here, whole));
@@ -362,12 +363,15 @@ Status Applier::Read(ByteReader& in, std::uint32_t saved, const Type& live, void
     case Kind::kText:
       return ReadText(in, static_cast<reflect::Text*>(v));
     case Kind::kOwned:
+      if (no_game_code_) return NeedsGameCode();
       return ReadOwned(in, live, v, path);
     case Kind::kReference:
       return ReadReference(in, live, v, path);
     case Kind::kInstancedStruct:
+      if (no_game_code_) return NeedsGameCode();
       return ReadInstanced(in, live, v, depth, path);
     case Kind::kPropertyBag:
+      if (no_game_code_) return NeedsGameCode();
       return ReadBag(in, live, v, depth, path);
     case Kind::kOptional: {
       std::uint8_t b = 0;
@@ -626,6 +630,9 @@ void Applier::ReadExtra(const reflect::ClassInfo& cls, void* object, ByteView by
     return Refusal(record, cls);
   }
   if (!SavedClassIs(tables_, registry_, record.layout, cls)) return Refusal(record, cls);
+  if (no_game_code_ && ((record.sections.has & 6) || cls.Plan().owns || cls.Plan().loaded)) {
+    return NeedsGameCode();
+  }
   if (cls.Plan().owns && !applied_owners_->insert(object).second) return AppliedAlready(cls);
   entries_.clear();
   targets_.clear();
@@ -644,6 +651,8 @@ void Applier::ReadExtra(const reflect::ClassInfo& cls, void* object, ByteView by
   if (cls.Plan().loaded) loaded_.push_back({&cls, object});
   return OkStatus();
 }
+
+Status Applier::NeedsGameCode() { return CancelledError("the record needs the game's code"); }
 
 Status Applier::AppliedAlready(const reflect::ClassInfo& cls) const {
   return InvalidInputError("an object of class " + cls.name().str() +

@@ -30,7 +30,10 @@
 // ShareLoad. An object of any other class may take several records, each applied over the last.
 //
 // Thread rules: an Applier is used by one thread at a time; the registry and tables must outlive
-// it and not change.
+// it and not change. An applier that runs no game code (RunNoGameCode) may apply records on a
+// thread beside the game thread, into objects no other thread touches meanwhile: it writes saved
+// values (strings, vectors and the other containers through their type's operations, which
+// allocate) and reads the registry, and calls nothing else of the game's.
 
 #ifndef ROLLY_RECORD_APPLY_H_
 #define ROLLY_RECORD_APPLY_H_
@@ -107,6 +110,14 @@ class Applier {
   // (nothing copied). InvalidInput, applying nothing, for an applier made with a Payload.
   Status Apply(std::size_t index, const reflect::ClassInfo& cls, void* object,
                std::vector<std::string>* messages);
+  // Makes this applier one that runs none of the game's code (see Thread rules): from now on an
+  // Apply answers Cancelled when the record needs it (a setter, an owned object, an instanced
+  // struct, a property bag, save-extra bytes, a class with an OnLoaded hook or one that owns),
+  // having written some of its values or none, and keeps no object for RunLoadedHooks. Such a
+  // record is then to be applied by an applier that runs game code, which writes every value
+  // this one may have written; the messages this one appended for it are to be dropped.
+  void RunNoGameCode() { no_game_code_ = true; }
+
   // Runs OnLoaded on every object applied since the last call (see the header comment) and
   // forgets them, and which objects took a record (for every applier sharing them).
   void RunLoadedHooks();
@@ -156,6 +167,8 @@ class Applier {
                     std::vector<std::string>* messages);
   // Why ApplyParts refuses `record` (it refuses before applying anything).
   [[gnu::cold]] Status Refusal(const Parts& record, const reflect::ClassInfo& cls) const;
+  // The answer of an applier that runs no game code to a record that needs it.
+  [[gnu::cold]] static Status NeedsGameCode();
   // Why ApplyParts refuses a second record for an object of a class that owns.
   [[gnu::cold]] Status AppliedAlready(const reflect::ClassInfo& cls) const;
   // The INLN entries of the record being applied, into entries_; then each applied to the object
@@ -215,6 +228,7 @@ class Applier {
   std::map<std::uint32_t, const reflect::Type*> bag_types_;
   std::vector<std::string>* messages_ = nullptr;
   std::size_t dropped_ = 0;
+  bool no_game_code_ = false;
   // The record being applied: its INLN entries, and for each owned value met so far (in INLN
   // order) the object its entry applies to ({null, null}: skipped).
   std::vector<Entry> entries_;

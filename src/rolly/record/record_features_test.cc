@@ -1171,6 +1171,64 @@ Simple Fresh() {
   return s;
 }
 
+// An applier that runs no game code (a second pass beside the game thread) answers Cancelled for
+// each record that needs some, keeps none of them for the hooks, and applies the rest; the record
+// it left, applied again by an applier that runs game code, loads as if applied by that one only.
+TEST_F(FeaturesTest, AnApplierThatRunsNoGameCodeLeavesTheRecordsThatNeedIt) {
+  Holder h;
+  Fill(h);
+  Result<Payload> p = DecodePayload(SaveHolderChunk(h));
+  ASSERT_THAT(p, IsOk());
+  Applier beside(registry_, *p, &load_links_);
+  beside.RunNoGameCode();
+  // Target: plain fields only.
+  Target target;
+  ASSERT_THAT(beside.Apply(p->records[0], Cls("Target"), &target, nullptr), IsOk());
+  EXPECT_EQ(target.id, 1);
+  // Holder: owned objects (INLN), a bag, instanced structs.
+  Holder loaded;
+  Prepared prepared;
+  Prepare(loaded, prepared);
+  std::vector<std::string> messages;
+  EXPECT_THAT(beside.Apply(p->records[1], Cls("Holder"), &loaded, &messages),
+              StatusIs(StatusCode::kCancelled));
+  Applier game(registry_, *p, &load_links_);
+  ASSERT_THAT(game.Apply(p->records[1], Cls("Holder"), &loaded, nullptr), IsOk());
+  ExpectLoaded(h, loaded, prepared, false);
+
+  // A save-extra hook; a class with OnLoaded that owns.
+  Simple simple = MakeSimple(3);
+  const Bytes simple_bytes = Chunk(Cls("Simple"), &simple);
+  Result<Payload> simple_payload = DecodePayload(simple_bytes);
+  ASSERT_THAT(simple_payload, IsOk());
+  Applier simple_beside(registry_, *simple_payload);
+  simple_beside.RunNoGameCode();
+  Simple fresh = Fresh();
+  EXPECT_THAT(simple_beside.Apply(simple_payload->records[0], Cls("Simple"), &fresh, nullptr),
+              StatusIs(StatusCode::kCancelled));
+
+  Owner owner;
+  owner.v = 5;
+  Events().clear();
+  const Bytes owner_bytes = Chunk(Cls("Owner"), &owner);
+  Result<Payload> owner_payload = DecodePayload(owner_bytes);
+  ASSERT_THAT(owner_payload, IsOk());
+  Applier owner_beside(registry_, *owner_payload);
+  owner_beside.RunNoGameCode();
+  Owner owner_loaded;
+  EXPECT_THAT(owner_beside.Apply(owner_payload->records[0], Cls("Owner"), &owner_loaded, nullptr),
+              StatusIs(StatusCode::kCancelled));
+  EXPECT_EQ(owner_loaded.v, 0);  // refused before any value
+  Events().clear();
+  owner_beside.RunLoadedHooks();
+  EXPECT_THAT(Events(), IsEmpty());
+  // The same records through an applier that runs game code apply (the class is not refused).
+  Applier owner_game(registry_, *owner_payload);
+  ASSERT_THAT(owner_game.Apply(owner_payload->records[0], Cls("Owner"), &owner_loaded, nullptr),
+              IsOk());
+  EXPECT_EQ(owner_loaded.v, 1);  // its pre-save hook set 1 before the capture
+}
+
 TEST_F(FeaturesTest, SaveExtraNotWellFormedIsDamagedAndNothingApplies) {
   Simple s = MakeSimple(3);
   Bytes bytes = Chunk(Cls("Simple"), &s);
