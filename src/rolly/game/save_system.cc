@@ -78,7 +78,10 @@ SaveSystem::SaveSystem(store::Store& store, world::Host& host,
     : store_(store), host_(host), registry_(registry), mailbox_(mailbox), workers_(workers),
       world_(std::make_unique<world::World>(host, registry)),
       game_thread_(std::this_thread::get_id()), worker_jobs_(std::make_shared<int>(0)),
-      makers_(std::make_shared<Makers>()) {}
+      makers_(std::make_shared<Makers>()) {
+  // A load's second pass sets values on a worker too (docs/world.md, "Threads").
+  world_->SetApplyHelper(PostTo(workers_));
+}
 
 SaveSystem::~SaveSystem() {
   // A save's chunks still being made read the registry, which need only outlive this system.

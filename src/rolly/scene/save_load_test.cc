@@ -38,6 +38,7 @@
 
 #include "rolly/core/checksum.h"
 #include "rolly/core/mailbox.h"
+#include "rolly/core/side_task.h"
 #include "rolly/core/fixture_files.h"
 #include "rolly/core/status_matchers.h"
 #include "rolly/core/worker_pool.h"
@@ -1190,6 +1191,98 @@ TEST_F(SaveLoadTest, ReferencesFromAChunkNotCopiedAndFromCopiedChunksResolve) {
   auto* c = b->scene.FindActorAs<Character>(first);
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->target, loaded.watched);
+}
+
+// A load's second pass shared with another thread (World::SetApplyHelper) sets what the game
+// thread alone sets and reports the same, message for message. What needs the game's code (a
+// setter, an OnLoaded hook, an object that owns) and references the tables made before the
+// hand-off do not resolve (an actor no record of the save took) are set on the game thread, in
+// record order. Loaded three ways: on the game thread alone; with a helper that takes every block
+// (its post runs the task to its end on a thread of its own before returning); and with the
+// save system's workers, where either thread may take any block.
+TEST_F(SaveLoadTest, ASecondPassSharedWithAWorkerSetsAndReportsWhatTheGameThreadAloneDoes) {
+  constexpr const char* kForgeMap = "maps/forge.json";
+  const Guid forge_id = G("00000000-0000-4000-8000-00000000c001");
+  const Guid kennel_id = G("00000000-0000-4000-8000-00000000c002");
+  const Guid vault_id = G("00000000-0000-4000-8000-00000000c003");
+  const Guid statue_id = G("00000000-0000-4000-8000-00000000c004");
+  std::string map = sample_map_;
+  map.insert(map.find('[', map.find("\"actors\"")) + 1,
+             R"({"class": "Forge", "id": "00000000-0000-4000-8000-00000000c001"},
+                {"class": "Kennel", "id": "00000000-0000-4000-8000-00000000c002"},
+                {"class": "Vault", "id": "00000000-0000-4000-8000-00000000c003"},
+                {"class": "Statue", "id": "00000000-0000-4000-8000-00000000c004"},)");
+  // Where the game loads, the statue is a crate: its record is not applied (ClassMismatch), so
+  // the kennel's reference to it finds the crate through the host.
+  const std::string loading_map = Replace(map, "\"Statue\"", "\"Crate\"");
+  auto a = NewGame();
+  a->scene.AddMap(kForgeMap, map);
+  ASSERT_OK(a->scene.Start(kForgeMap));
+  ASSERT_OK(PlaySample(a->scene, 60, 3));
+  a->scene.FindActorAs<Forge>(forge_id)->heat = 7;
+  auto* kennel = a->scene.FindActorAs<Kennel>(kennel_id);
+  kennel->log = a->scene.GetSubsystem<QuestLog>();
+  kennel->neighbour = a->scene.FindActor(forge_id);
+  kennel->pet = a->scene.FindActor(statue_id);
+  a->scene.FindActorAs<Vault>(vault_id)->coins.push_back(std::make_unique<Coin>());
+  a->scene.FindActorAs<Vault>(vault_id)->coins.back()->value = 9;
+  ASSERT_OK(SaveNow(*a, "beside"));
+
+  const std::thread::id game_thread = std::this_thread::get_id();
+  std::vector<std::thread::id> heat_threads;
+  g_forge_heat = [&](Actor&) { heat_threads.push_back(std::this_thread::get_id()); };
+  struct Loaded {
+    LoadOutcome outcome;
+    std::vector<world::WorldChunk> world;
+  };
+  auto load = [&](std::optional<SideTask::Post> helper) -> Loaded {
+    auto b = NewGame();
+    b->scene.AddMap(kForgeMap, loading_map);
+    EXPECT_OK(b->scene.Start(kForgeMap));
+    if (helper) b->saves.world().SetApplyHelper(*helper, 1);
+    if (!helper) b->saves.world().SetApplyHelper({});
+    Result<LoadOutcome> out = LoadNow(*b, "beside");
+    EXPECT_OK(out.status());
+    Loaded got;
+    if (out.ok()) got.outcome = *out;
+    auto* loaded = b->scene.FindActorAs<Kennel>(kennel_id);
+    EXPECT_NE(loaded, nullptr);
+    if (loaded != nullptr) {
+      EXPECT_EQ(loaded->pet, b->scene.FindActor(statue_id));
+      EXPECT_EQ(loaded->neighbour, b->scene.FindActor(forge_id));
+      EXPECT_EQ(loaded->log, b->scene.GetSubsystem<QuestLog>());
+    }
+    EXPECT_EQ(b->scene.FindActorAs<Forge>(forge_id)->heat, 7);
+    Result<std::vector<world::WorldChunk>> world = Capture(*b);
+    EXPECT_OK(world.status());
+    if (world.ok()) got.world = std::move(*world);
+    return got;
+  };
+  const Loaded alone = load(std::nullopt);
+  EXPECT_THAT(heat_threads, ElementsAre(game_thread));
+  EXPECT_GE(alone.outcome.report.applied, 300u);
+  EXPECT_EQ(alone.outcome.report.class_mismatches, 1u);
+
+  heat_threads.clear();
+  int posts = 0;
+  const Loaded helped = load([&](std::function<void()> task) {
+    ++posts;
+    std::thread(std::move(task)).join();
+  });
+  EXPECT_EQ(posts, 1);
+  EXPECT_THAT(heat_threads, ElementsAre(game_thread));
+  EXPECT_SAME_WORLD(alone.world, helped.world);
+  EXPECT_EQ(helped.outcome.report.applied, alone.outcome.report.applied);
+  EXPECT_EQ(helped.outcome.report.messages, alone.outcome.report.messages);
+  EXPECT_EQ(helped.outcome.report.messages_dropped, alone.outcome.report.messages_dropped);
+
+  heat_threads.clear();
+  const Loaded pooled = load([this](std::function<void()> task) { workers_.Post(std::move(task)); });
+  EXPECT_THAT(heat_threads, ElementsAre(game_thread));
+  EXPECT_SAME_WORLD(alone.world, pooled.world);
+  EXPECT_EQ(pooled.outcome.report.applied, alone.outcome.report.applied);
+  EXPECT_EQ(pooled.outcome.report.messages, alone.outcome.report.messages);
+  g_forge_heat = nullptr;
 }
 
 // --- 3. Records of absent objects are kept and written back ------------------------------------

@@ -5,6 +5,7 @@
 #include <cassert>
 #include <cstring>
 #include <exception>
+#include <iterator>
 #include <string>
 #include <mutex>
 #include <span>
@@ -14,6 +15,7 @@
 #include <utility>
 
 #include "rolly/core/guid_map.h"
+#include "rolly/core/side_task.h"
 #include "rolly/record/apply.h"
 #include "rolly/record/value_tree.h"
 #include "rolly/world/sections.h"
@@ -1491,7 +1493,11 @@ class World::Applier {
     for (Spawn& s : spawns_) {
       if (s.spawned || Objects().Contains(s.id)) host_.FinishSpawn(s.id);
     }
-    ApplyPass(0, false);
+    if (world_.apply_helper_ && targets_.size() >= world_.apply_beside_at_least_) {
+      ApplySecondPassBeside();
+    } else {
+      ApplyPass(0, false);
+    }
     host_.PlaceAll(placements_);
     for (auto& [chunk, apply] : appliers_) {
       apply.applier->RunLoadedHooks();
@@ -1506,6 +1512,8 @@ class World::Applier {
     std::size_t record;
     Object object;
     bool first_pass;
+    // A second pass beside the game thread leaves it to the game thread (ApplySecondPassBeside).
+    bool after_beside = false;
   };
   struct Spawn {
     const LoadedGame::Chunk* chunk;
@@ -2022,17 +2030,26 @@ class World::Applier {
       return owner_.Resolve(id, cls);
     }
     void* ResolveRecord(std::size_t record, Guid id, const reflect::ClassInfo& cls) override {
+      const Object o = Taken(record);
+      if (!o) return owner_.ResolveRecord(chunk_, record - 1, id, cls);  // a record not taken
+      return reflect::TypeRegistry::Upcast(*o.cls, o.ptr, cls);
+    }
+    // The object taken for record `record` of the chunk (from 1, as references name records);
+    // none when no target took it. Its table is made the first time it is asked for, once every
+    // target is known, in one pass.
+    Object Taken(std::size_t record) {
       if (!made_) {
-        // Made the first time it is asked for, once every target is known, in one pass.
         made_ = true;
         by_record_.resize(chunk_.payload.size());
         for (const Target& t : owner_.targets_) {
           if (t.chunk == &chunk_) by_record_[t.record] = t.object;
         }
       }
-      const Object o = record - 1 < by_record_.size() ? by_record_[record - 1] : Object();
-      if (!o) return owner_.ResolveRecord(chunk_, record - 1, id, cls);  // a record not taken
-      return reflect::TypeRegistry::Upcast(*o.cls, o.ptr, cls);
+      return record - 1 < by_record_.size() ? by_record_[record - 1] : Object();
+    }
+    // The same, once Taken was asked once (so on any thread: nothing is made).
+    Object TakenMade(std::size_t record) const {
+      return record - 1 < by_record_.size() ? by_record_[record - 1] : Object();
     }
 
    private:
@@ -2047,16 +2064,16 @@ class World::Applier {
   // target 8 ahead that its saved fields sit in, and its record's first bytes, asked into cache.
   void ApplyPass(std::size_t from, bool first) {
     for (std::size_t k = from; k < targets_.size(); ++k) {
-      if (k + 8 < targets_.size()) {
-        const Target& ahead = targets_[k + 8];
-        const char* object = static_cast<const char*>(ahead.object.ptr);
-        __builtin_prefetch(object);
-        for (std::uint32_t at : ahead.object.cls->Plan().reach) __builtin_prefetch(object + at, 1);
-        ahead.chunk->payload.Prefetch(ahead.record);
-      }
+      if (k + 8 < targets_.size()) PrefetchTarget(targets_[k + 8]);
       const Target& t = targets_[k];
       if (t.first_pass == first) ApplyOne(t);
     }
+  }
+  static void PrefetchTarget(const Target& ahead) {
+    const char* object = static_cast<const char*>(ahead.object.ptr);
+    __builtin_prefetch(object);
+    for (std::uint32_t at : ahead.object.cls->Plan().reach) __builtin_prefetch(object + at, 1);
+    ahead.chunk->payload.Prefetch(ahead.record);
   }
 
   // Targets come in runs of one chunk: the last one asked for is kept, and asked for inline.
@@ -2090,11 +2107,213 @@ class World::Applier {
     ++report_->applied;
   }
   [[gnu::cold, gnu::noinline]] void NotApplied(const Target& t, const Status& s) {
+    Message(NotAppliedText(t, s));
+  }
+  [[gnu::cold, gnu::noinline]] static std::string NotAppliedText(const Target& t,
+                                                                 const Status& s) {
     const record::CheckedPayload& records = t.chunk->payload;
-    Message("record of " +
-            Describe(SavedClassText(records.tables(), records.layout(t.record)),
-                     records.subject(t.record)) +
-            " was not applied: " + std::string(s.message()));
+    return "record of " +
+           Describe(SavedClassText(records.tables(), records.layout(t.record)),
+                    records.subject(t.record)) +
+           " was not applied: " + std::string(s.message());
+  }
+
+  // --- The second pass beside the game thread (World::SetApplyHelper)
+  //
+  // The pass's targets are taken in blocks, in turn, by this thread and the helper's, each with
+  // appliers of its own that run no game code (record::Applier::RunNoGameCode) and links that
+  // resolve only through the tables made before the hand-off. A record that needs the game's
+  // code, or a reference those tables cannot resolve, is left; once both are done, this thread
+  // applies the records left, in target order, with the pass's usual appliers, writing again
+  // whatever the first try wrote. The messages of the records applied are kept with their
+  // targets and joined in target order, so the report reads as the pass on one thread would.
+
+  // Links that resolve by the tables made before the hand-off and note what they cannot.
+  class BesideLinks : public record::ObjectLinks {
+   public:
+    BesideLinks(const ChunkLinks& chunk, const GuidMap<Object>* objects)
+        : chunk_(chunk), objects_(objects) {}
+    std::optional<record::LinkTarget> Locate(const reflect::ClassInfo&, const void*) override {
+      return std::nullopt;
+    }
+    void* Resolve(Guid id, const reflect::ClassInfo& cls) override {
+      const Object* o = objects_ != nullptr ? objects_->Find(id) : nullptr;
+      if (o == nullptr) return Missed();
+      return reflect::TypeRegistry::Upcast(*o->cls, o->ptr, cls);
+    }
+    void* ResolveRecord(std::size_t record, Guid id, const reflect::ClassInfo& cls) override {
+      const Object o = chunk_.TakenMade(record);
+      return o ? reflect::TypeRegistry::Upcast(*o.cls, o.ptr, cls) : Resolve(id, cls);
+    }
+    // Whether a reference was not resolved since the last call.
+    bool TakeMissed() { return std::exchange(missed_, false); }
+
+   private:
+    void* Missed() {
+      missed_ = true;
+      return nullptr;
+    }
+    const ChunkLinks& chunk_;
+    const GuidMap<Object>* const objects_;
+    bool missed_ = false;
+  };
+
+  // One thread's part of a pass beside: its appliers, the targets it left, and the messages of
+  // those it applied, with the target each came from (at most kMaxMessages kept).
+  struct BesideShare {
+    struct Apply {
+      std::unique_ptr<BesideLinks> links;
+      std::unique_ptr<record::Applier> applier;
+      std::size_t dropped_left = 0;  // messages the applier dropped for records it left
+    };
+    std::map<const LoadedGame::Chunk*, Apply> appliers;
+    const LoadedGame::Chunk* last_chunk = nullptr;  // the chunk of `last`, the last one asked
+    Apply* last = nullptr;
+    std::vector<std::size_t> left;
+    std::vector<std::pair<std::size_t, std::string>> messages;
+    std::vector<std::string> scratch;
+    std::size_t dropped = 0;
+    std::size_t applied = 0;
+  };
+  // The targets a block holds.
+  static constexpr std::size_t kBesideBlock = 128;
+
+  void ApplySecondPassBeside() {
+    // The tables the links read, made here, before the hand-off: each chunk's records taken, and
+    // the objects by subject when a chunk holds references by ID.
+    std::map<const LoadedGame::Chunk*, ChunkLinks*> chunk_links;
+    bool by_id = false;
+    for (std::size_t k = 0; k < targets_.size(); ++k) {
+      const Target& t = targets_[k];
+      if (t.first_pass || chunk_links.count(t.chunk)) continue;
+      NewApplierFor(t.chunk);
+      ChunkLinks& links = *appliers_[t.chunk].links;
+      links.Taken(1);
+      chunk_links[t.chunk] = &links;
+      by_id = by_id || !t.chunk->payload.tables().refs().empty();
+    }
+    const GuidMap<Object>* objects = by_id ? &Objects() : nullptr;
+    std::vector<std::size_t> left = MarkRepeatedObjects();
+    std::atomic<std::size_t> next_block{0};
+    auto run = [&](BesideShare& share) {
+      for (;;) {
+        const std::size_t from = next_block.fetch_add(kBesideBlock, std::memory_order_relaxed);
+        if (from >= targets_.size()) return;
+        const std::size_t to = std::min(from + kBesideBlock, targets_.size());
+        for (std::size_t k = from; k < to; ++k) {
+          if (k + 8 < to) PrefetchTarget(targets_[k + 8]);
+          const Target& t = targets_[k];
+          if (!t.first_pass && !t.after_beside) ApplyBeside(share, k, chunk_links, objects);
+        }
+      }
+    };
+    BesideShare mine, helper;
+    {
+      SideTask side(world_.apply_helper_, [&] { run(helper); });
+      run(mine);
+      side.Join();
+    }
+    // The records left, in target order, with the pass's usual appliers.
+    left.insert(left.end(), mine.left.begin(), mine.left.end());
+    left.insert(left.end(), helper.left.begin(), helper.left.end());
+    std::sort(left.begin(), left.end());
+    BesideShare own;
+    for (std::size_t k : left) {
+      const Target& t = targets_[k];
+      own.scratch.clear();
+      Status s = ApplierFor(t.chunk).Apply(t.record, *t.object.cls, t.object.ptr, &own.scratch);
+      if (!s.ok()) own.scratch.push_back(NotAppliedText(t, s));
+      own.applied += s.ok() ? 1 : 0;
+      KeepMessages(own, k);
+    }
+    // The messages in target order (each share's are already), as the pass on one thread adds
+    // them to the report.
+    std::vector<std::pair<std::size_t, std::string>> joined;
+    joined.reserve(mine.messages.size() + helper.messages.size() + own.messages.size());
+    std::merge(std::make_move_iterator(mine.messages.begin()),
+               std::make_move_iterator(mine.messages.end()),
+               std::make_move_iterator(helper.messages.begin()),
+               std::make_move_iterator(helper.messages.end()), std::back_inserter(joined),
+               [](const auto& a, const auto& b) { return a.first < b.first; });
+    const std::size_t beside = joined.size();
+    joined.insert(joined.end(), std::make_move_iterator(own.messages.begin()),
+                  std::make_move_iterator(own.messages.end()));
+    std::inplace_merge(joined.begin(), joined.begin() + static_cast<std::ptrdiff_t>(beside),
+                       joined.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& [k, text] : joined) Message(std::move(text));
+    for (BesideShare* share : {&mine, &helper, &own}) {
+      report_->applied += share->applied;
+      report_->messages_dropped += share->dropped;
+      for (auto& [chunk, apply] : share->appliers) {
+        report_->messages_dropped += apply.applier->messages_dropped() - apply.dropped_left;
+      }
+    }
+  }
+
+  // Marks each second-pass target whose object a target before it has too (a save naming one
+  // subject twice, or a host answering two IDs with one object), and returns them: they are left
+  // to the game thread, so that no object is written by two threads. Found by a filter of the
+  // objects' addresses, a bit each in 64 per target, whose false hits leave a few more (each
+  // then applied as on one thread).
+  std::vector<std::size_t> MarkRepeatedObjects() {
+    std::size_t bits = 1;
+    while (bits < targets_.size() * 64) bits *= 2;
+    std::vector<std::uint64_t> seen(bits / 64);
+    std::vector<std::size_t> repeated;
+    for (std::size_t k = 0; k < targets_.size(); ++k) {
+      Target& t = targets_[k];
+      if (t.first_pass) continue;
+      const std::uint64_t h =
+          (reinterpret_cast<std::uintptr_t>(t.object.ptr) >> 3) * 0x9E3779B97F4A7C15ull;
+      const std::uint64_t bit = (h >> 20) & (bits - 1);
+      std::uint64_t& word = seen[bit / 64];
+      const std::uint64_t mask = std::uint64_t{1} << (bit % 64);
+      if (word & mask) {
+        t.after_beside = true;
+        repeated.push_back(k);
+      }
+      word |= mask;
+    }
+    return repeated;
+  }
+
+  void ApplyBeside(BesideShare& share, std::size_t k,
+                   const std::map<const LoadedGame::Chunk*, ChunkLinks*>& chunk_links,
+                   const GuidMap<Object>* objects) {
+    const Target& t = targets_[k];
+    if (share.last_chunk != t.chunk) {
+      share.last_chunk = t.chunk;
+      share.last = &share.appliers[t.chunk];
+    }
+    BesideShare::Apply& apply = *share.last;
+    if (!apply.applier) {
+      apply.links = std::make_unique<BesideLinks>(*chunk_links.at(t.chunk), objects);
+      apply.applier =
+          std::make_unique<record::Applier>(registry_, t.chunk->payload, apply.links.get());
+      apply.applier->RunNoGameCode();
+    }
+    share.scratch.clear();
+    const std::size_t dropped = apply.applier->messages_dropped();
+    Status s = apply.applier->Apply(t.record, *t.object.cls, t.object.ptr, &share.scratch);
+    if (apply.links->TakeMissed() || s.code() == StatusCode::kCancelled) {
+      apply.dropped_left += apply.applier->messages_dropped() - dropped;
+      share.left.push_back(k);
+      return;
+    }
+    if (!s.ok()) share.scratch.push_back(NotAppliedText(t, s));
+    share.applied += s.ok() ? 1 : 0;
+    KeepMessages(share, k);
+  }
+
+  // Moves the scratch messages of target `k` into the share's, up to kMaxMessages in all.
+  static void KeepMessages(BesideShare& share, std::size_t k) {
+    for (std::string& text : share.scratch) {
+      if (share.messages.size() < record::Applier::kMaxMessages) {
+        share.messages.emplace_back(k, std::move(text));
+      } else {
+        ++share.dropped;
+      }
+    }
   }
 
   World& world_;

@@ -357,6 +357,21 @@ class World : public HostEvents {
   void ApplyAtActorsInitialized(std::shared_ptr<const LoadedGame> game,
                                 std::function<void()> starting,
                                 std::function<void(Status, ApplyReport)> done);
+  // Has every later apply (a load's, a streamed level's) share its second pass with `helper`'s
+  // thread (a worker pool's Post: it must hand the task to another thread and return without
+  // waiting for it) when that pass sets at least `at_least` records: both threads set the values
+  // of records that need none of the game's code, and this thread then sets those that do, in
+  // record order (docs/world.md, "Threads"). The world and the report are the same either way.
+  // An empty `helper`: every apply on this thread alone (the default).
+  void SetApplyHelper(record::CheckedPayload::Post helper,
+                      std::size_t at_least = kApplyBesideAtLeast) {
+    apply_helper_ = std::move(helper);
+    apply_beside_at_least_ = at_least;
+  }
+  // The fewest records a second pass shares with the apply helper: below it, the hand-off would
+  // cost more than it takes off.
+  static constexpr std::size_t kApplyBesideAtLeast = 2048;
+
   // Drops an apply waiting for the map (a load cancelled before its map opened).
   void CancelPendingApply();
   bool applying() const { return applying_; }
@@ -474,6 +489,8 @@ class World : public HostEvents {
   std::function<void(Status, ApplyReport)> pending_done_;
   std::vector<std::unique_ptr<WaitingComponent>> waiting_;
   bool applying_ = false;
+  record::CheckedPayload::Post apply_helper_;
+  std::size_t apply_beside_at_least_ = kApplyBesideAtLeast;
   std::vector<LevelMemory> level_memory_;
   std::uint64_t level_memory_clock_ = 0;
   std::function<void(const LevelReport&)> level_listener_;
