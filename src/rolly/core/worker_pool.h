@@ -3,8 +3,10 @@
 //
 // Tasks run in the order posted when the pool has one thread; with more, in any order. A task must
 // not touch live game objects: it works on data handed to it, and hands results back through a
-// Mailbox. (One exception, with its own rules: a save's capture helper reads saved values while
-// the game thread is inside World::BeginCapture, which returns once the helper is done.)
+// Mailbox. (Two exceptions, with their own rules in docs/world.md, "Threads": a save's capture
+// helper reads saved values while the game thread is inside World::BeginCapture, and a load's
+// apply helper sets them while the game thread is inside the apply; each call returns once its
+// helper is done.)
 // Destroying the pool runs every task already posted, then joins the threads.
 //
 // Thread rules: Post and WaitUntilIdle may be called from any thread, including from a task

@@ -32,8 +32,9 @@
 // Thread rules: an Applier is used by one thread at a time; the registry and tables must outlive
 // it and not change. An applier that runs no game code (RunNoGameCode) may apply records on a
 // thread beside the game thread, into objects no other thread touches meanwhile: it writes saved
-// values (strings, vectors and the other containers through their type's operations, which
-// allocate) and reads the registry, and calls nothing else of the game's.
+// values and reads the registry. It calls no setter or hook and makes no owned object; it does
+// make, resize and destroy values through their types' operations (containers' elements,
+// optionals, a set's or map's keys), which construct registered structs and allocate.
 
 #ifndef ROLLY_RECORD_APPLY_H_
 #define ROLLY_RECORD_APPLY_H_

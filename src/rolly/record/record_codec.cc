@@ -949,7 +949,7 @@ bool CheckedPayload::CheckSplit(const Bytes& bytes, FileBudget* budget,
   try {
     second.Join();
   } catch (...) {
-    return false;  // the half threw on a worker (an allocation failed): the check in order runs
+    return false;  // the half threw (an allocation failed): the check in order runs it again
   }
   if (in.position() != split_at || !second_status.ok()) return false;
   // Each bound is on a running total that only grows, so the halves' sum within it is the check

@@ -17,7 +17,8 @@
 //
 // Threads. The game thread asks; the game thread hears back. A save's chunks start compressing on
 // a worker as soon as it is asked for; verifying, decoding and backend I/O run on workers and
-// backend threads. Every callback runs on the game thread when it drains the mailbox (each frame,
+// backend threads. A load reads a slot's two copies at once when a second worker is free, so a
+// backend sees those two reads in either order. Every callback runs on the game thread when it drains the mailbox (each frame,
 // or inside Flush), never inside the call that asked. A call that throws (std::bad_alloc, an
 // allocation failing on the game thread) made no request: its callback never runs, nothing waits
 // for it, and the slot's other requests run as asked. (A save whose chunks could not be handed

@@ -1082,7 +1082,8 @@ TEST_F(StoreTest, LoadRefusesWhenACopyCannotBeReadRatherThanReturnAnOlderSave) {
   ASSERT_NO_FATAL_FAILURE(SaveEach(memory, "s", {"one", "two"}));  // b newest
   FaultBackend backend(&memory);
   Store store(backend, workers_, mailbox_);
-  // The load reads copy a, then copy b.
+  // The load reads copies a and b, one of them on another worker when one is free: either read
+  // may come first, and a copy that cannot be read fails the load whichever it is.
   auto rule = backend.Add(FaultRule::Fail(StorageFailedError("io")).On(Op::kRead).Nth(2));
   EXPECT_THAT(Load(store, "s"), StatusIs(StatusCode::kStorageFailed));
   backend.Remove(rule);

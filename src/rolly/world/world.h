@@ -358,11 +358,13 @@ class World : public HostEvents {
                                 std::function<void()> starting,
                                 std::function<void(Status, ApplyReport)> done);
   // Has every later apply (a load's, a streamed level's) share its second pass with `helper`'s
-  // thread (a worker pool's Post: it must hand the task to another thread and return without
-  // waiting for it) when that pass sets at least `at_least` records: both threads set the values
-  // of records that need none of the game's code, and this thread then sets those that do, in
-  // record order (docs/world.md, "Threads"). The world and the report are the same either way.
-  // An empty `helper`: every apply on this thread alone (the default).
+  // thread (a worker pool's Post: it hands the task to another thread; it may also run it at
+  // once, or wait for it) when the apply holds at least `at_least` records: both threads set the
+  // values of records that need none of the game's code, and this thread then sets those that
+  // do, in record order (docs/world.md, "Threads"). The report is the same either way, and so is
+  // the world as long as the game's setters and save-extra hooks change only their own object:
+  // such a record's code runs after the records set beside it, later ones included. An empty
+  // `helper`: every apply on this thread alone (the default).
   void SetApplyHelper(record::CheckedPayload::Post helper,
                       std::size_t at_least = kApplyBesideAtLeast) {
     apply_helper_ = std::move(helper);
