@@ -4,6 +4,7 @@
 #include "rolly/core/side_task.h"
 
 #include <atomic>
+#include <cassert>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -33,7 +34,7 @@ SideTask::SideTask(const Post& post, std::function<void()> work)
     : shared_(std::make_shared<Shared>()) {
   shared_->work = std::move(work);
   if (!post) return;
-  post([shared = shared_] {
+  std::function<void()> task = [shared = shared_] {
     // A post that runs the task at once, on the owner, leaves the work to Join.
     if (std::this_thread::get_id() == shared->owner) return;
     if (shared->claimed.exchange(true, std::memory_order_acq_rel)) return;
@@ -47,7 +48,12 @@ SideTask::SideTask(const Post& post, std::function<void()> work)
       shared->done = true;
     }
     shared->done_cv.notify_all();
-  });
+  };
+  try {
+    post(std::move(task));
+  } catch (...) {
+    // Not offered: Join runs the work here (a task queued before the throw finds it claimed).
+  }
 }
 
 SideTask::~SideTask() {
@@ -55,6 +61,7 @@ SideTask::~SideTask() {
 }
 
 bool SideTask::Join() {
+  assert(!ended_ && "a SideTask is joined or withdrawn once");
   ended_ = true;
   if (!shared_->claimed.exchange(true, std::memory_order_acq_rel)) {
     shared_->work();
@@ -66,6 +73,7 @@ bool SideTask::Join() {
 }
 
 void SideTask::Withdraw() {
+  assert(!ended_ && "a SideTask is joined or withdrawn once");
   ended_ = true;
   if (shared_->claimed.exchange(true, std::memory_order_acq_rel)) shared_->Wait();
 }

@@ -26,8 +26,8 @@ class SideTask {
   // It may also run the task at once on the calling thread: the task then leaves the work to Join.
   using Post = std::function<void(std::function<void()>)>;
 
-  // Offers `work` through `post`. With an empty `post` nothing is offered, and Join runs the work.
-  // What `post` throws (an allocation failing) leaves the constructor, nothing offered.
+  // Offers `work` through `post`. With an empty `post`, or one that throws (an allocation failing
+  // in a queue), nothing is offered, and Join runs the work.
   SideTask(const Post& post, std::function<void()> work);
   // Withdraws the work unless it was joined or withdrawn (an owner unwinding past its Join).
   ~SideTask();
@@ -36,11 +36,11 @@ class SideTask {
 
   // Runs the work here unless a worker claimed it first, or waits until that worker is done with
   // it. True when a worker ran it. What the work threw on the worker is thrown here (what it
-  // throws here leaves Join as it would any call). Once only.
+  // throws here leaves Join as it would any call). Once only (asserted).
   bool Join();
   // Takes the work back unrun unless a worker claimed it first; waits until that worker is done
   // with it otherwise, and lets go of what it threw. For an owner that no longer needs the work
-  // (its own part failed). Once only, and not after Join.
+  // (its own part failed). Once only, and not after Join (asserted).
   void Withdraw();
 
  private:

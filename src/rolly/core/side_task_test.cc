@@ -6,6 +6,7 @@
 #include <atomic>
 #include <functional>
 #include <future>
+#include <new>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -134,6 +135,13 @@ TEST(SideTaskTest, DestroyingAnUnjoinedTaskWithdrawsIt) {
   }  // an owner unwinding: waits for the worker
   EXPECT_TRUE(finished);
   worker.join();
+}
+
+TEST(SideTaskTest, APostThatThrowsOffersNothingAndJoinRunsTheWorkHere) {
+  int runs = 0;
+  SideTask task([](std::function<void()>) { throw std::bad_alloc(); }, [&] { ++runs; });
+  EXPECT_FALSE(task.Join());
+  EXPECT_EQ(runs, 1);
 }
 
 TEST(SideTaskTest, APostThatRunsTheTaskAtOnceLeavesTheWorkToJoin) {
