@@ -1282,7 +1282,134 @@ TEST_F(SaveLoadTest, ASecondPassSharedWithAWorkerSetsAndReportsWhatTheGameThread
   EXPECT_SAME_WORLD(alone.world, pooled.world);
   EXPECT_EQ(pooled.outcome.report.applied, alone.outcome.report.applied);
   EXPECT_EQ(pooled.outcome.report.messages, alone.outcome.report.messages);
+  EXPECT_EQ(pooled.outcome.report.messages_dropped, alone.outcome.report.messages_dropped);
   g_forge_heat = nullptr;
+}
+
+// A scene that answers one ID with another's actor (a host mapping two IDs to one object).
+class AliasingScene : public Scene {
+ public:
+  using Scene::Scene;
+  void FindActors(
+      std::span<const Guid> ids,
+      const std::function<void(std::size_t k, const world::ActorView* view)>& found) override {
+    std::vector<Guid> asked(ids.begin(), ids.end());
+    for (Guid& id : asked) {
+      if (id == from) id = to;
+    }
+    Scene::FindActors(asked, found);
+  }
+  Guid from, to;
+};
+
+// The game at a later version: Statue saves "Shine", no longer "Polish".
+std::unique_ptr<reflect::TypeRegistry> MakeShineRegistry() {
+  auto r = std::make_unique<reflect::TypeRegistry>();
+  RegisterSceneTypes(*r);
+  RegisterSampleGame(*r);
+  r->Class<Kennel>("Kennel")
+      .Base<Actor>()
+      .Field("Pet", &Kennel::pet, reflect::kSaveGame)
+      .Field("Log", &Kennel::log, reflect::kSaveGame)
+      .Field("Neighbour", &Kennel::neighbour, reflect::kSaveGame)
+      .Field("Toy", &Kennel::toy, reflect::kSaveGame);
+  r->Class<Statue>("Statue").Base<Actor>().Field("Shine", &Statue::polish, reflect::kSaveGame);
+  if (!r->Finish().ok()) return nullptr;
+  return r;
+}
+
+// The second pass shared with another thread keeps the one-thread report where it is hardest:
+// more messages than a report keeps, from records set beside (a field no longer saved, on each of
+// 1,100 statues) and from a record left to the game thread (a reference the host cannot find,
+// which comes first); and a host answering two IDs with one object, whose two records must apply
+// in record order although only the first needs the game thread.
+TEST_F(SaveLoadTest, ASecondPassSharedWithAWorkerKeepsRecordOrderWithManyMessagesAndOneObjectTwice) {
+  constexpr const char* kStatuesMap = "maps/statues.json";
+  auto id = [](std::uint32_t n) { return Guid(0x5a, n); };
+  const Guid first_kennel = id(1), second_kennel = id(2), gone = id(3);
+  auto actor = [](std::string_view cls, Guid guid) {
+    return "{\"class\": \"" + std::string(cls) + "\", \"id\": \"" + guid.ToString() + "\"},";
+  };
+  std::string actors = actor("Kennel", first_kennel) + actor("Kennel", second_kennel);
+  std::string kept_actors = actors;
+  actors += actor("Statue", gone);
+  for (std::uint32_t n = 0; n < 1100; ++n) {
+    actors += actor("Statue", id(100 + n));
+    kept_actors += actor("Statue", id(100 + n));
+  }
+  std::string map = sample_map_;
+  std::string loading_map = sample_map_;  // without the statue `gone`
+  map.insert(map.find('[', map.find("\"actors\"")) + 1, actors);
+  loading_map.insert(loading_map.find('[', loading_map.find("\"actors\"")) + 1, kept_actors);
+
+  auto a = NewGame();
+  a->scene.AddMap(kStatuesMap, map);
+  ASSERT_OK(a->scene.Start(kStatuesMap));
+  auto* first = a->scene.FindActorAs<Kennel>(first_kennel);
+  auto* second = a->scene.FindActorAs<Kennel>(second_kennel);
+  first->pet = a->scene.FindActor(gone);  // not found where the game loads: left
+  first->neighbour = a->scene.FindActor(id(100));
+  second->pet = a->scene.FindActor(id(101));
+  ASSERT_OK(SaveNow(*a, "statues"));
+
+  const std::unique_ptr<reflect::TypeRegistry> later = MakeShineRegistry();
+  ASSERT_NE(later, nullptr);
+  struct Loaded {
+    LoadOutcome outcome;
+    const Actor* pet = nullptr;
+    const Actor* neighbour = nullptr;
+    const Actor* expected_pet = nullptr;
+  };
+  auto load = [&](std::optional<SideTask::Post> helper) -> Loaded {
+    AliasingScene scene(*later);
+    scene.AddMap(kStatuesMap, loading_map);
+    scene.from = second_kennel;  // both kennels' records go to the first kennel
+    scene.to = first_kennel;
+    store::Store store(backend_, workers_, mailbox_);
+    game::SaveSystem saves(store, scene, *later, mailbox_, workers_);
+    EXPECT_OK(scene.Start(kStatuesMap));
+    saves.world().SetApplyHelper(helper ? *helper : SideTask::Post(), 1);
+    Result<LoadOutcome> out = LoadNow(saves, "statues");
+    EXPECT_OK(out.status());
+    Loaded got;
+    if (out.ok()) got.outcome = *out;
+    auto* kennel = scene.FindActorAs<Kennel>(first_kennel);
+    EXPECT_NE(kennel, nullptr);
+    if (kennel != nullptr) {
+      got.pet = kennel->pet;
+      got.neighbour = kennel->neighbour;
+    }
+    got.expected_pet = scene.FindActor(id(101));
+    return got;
+  };
+  const Loaded alone = load(std::nullopt);
+  // The second kennel's record, the later one, wins: its pet, and no neighbour.
+  EXPECT_EQ(alone.pet, alone.expected_pet);
+  EXPECT_EQ(alone.neighbour, nullptr);
+  EXPECT_EQ(alone.outcome.report.messages.size(), 1000u);  // record::Applier::kMaxMessages
+  EXPECT_GT(alone.outcome.report.messages_dropped, 0u);
+  // The find's message of the statue not there, then the second pass's: the first kennel's
+  // reference, left to the game thread, before the statues' fields, set beside.
+  const std::vector<std::string>& said = alone.outcome.report.messages;
+  ASSERT_GE(said.size(), 3u);
+  EXPECT_THAT(said[0], HasSubstr("is not there"));
+  EXPECT_THAT(said[1], HasSubstr("was not found"));
+  EXPECT_THAT(said[2], HasSubstr("Polish"));
+  EXPECT_THAT(said.back(), HasSubstr("Polish"));
+
+  const Loaded helped = load([](std::function<void()> task) { std::thread(std::move(task)).join(); });
+  EXPECT_EQ(helped.pet, helped.expected_pet);
+  EXPECT_EQ(helped.neighbour, nullptr);
+  EXPECT_EQ(helped.outcome.report.applied, alone.outcome.report.applied);
+  EXPECT_EQ(helped.outcome.report.messages, alone.outcome.report.messages);
+  EXPECT_EQ(helped.outcome.report.messages_dropped, alone.outcome.report.messages_dropped);
+
+  const Loaded pooled = load([this](std::function<void()> task) { workers_.Post(std::move(task)); });
+  EXPECT_EQ(pooled.pet, pooled.expected_pet);
+  EXPECT_EQ(pooled.neighbour, nullptr);
+  EXPECT_EQ(pooled.outcome.report.applied, alone.outcome.report.applied);
+  EXPECT_EQ(pooled.outcome.report.messages, alone.outcome.report.messages);
+  EXPECT_EQ(pooled.outcome.report.messages_dropped, alone.outcome.report.messages_dropped);
 }
 
 // --- 3. Records of absent objects are kept and written back ------------------------------------

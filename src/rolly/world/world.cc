@@ -2226,20 +2226,16 @@ class World::Applier {
       own.applied += s.ok() ? 1 : 0;
       KeepMessages(own, k);
     }
-    // The messages in target order (each share's are already), as the pass on one thread adds
-    // them to the report.
-    std::vector<std::pair<std::size_t, std::string>> joined;
-    joined.reserve(mine.messages.size() + helper.messages.size() + own.messages.size());
-    std::merge(std::make_move_iterator(mine.messages.begin()),
-               std::make_move_iterator(mine.messages.end()),
-               std::make_move_iterator(helper.messages.begin()),
-               std::make_move_iterator(helper.messages.end()), std::back_inserter(joined),
-               [](const auto& a, const auto& b) { return a.first < b.first; });
-    const std::size_t beside = joined.size();
-    joined.insert(joined.end(), std::make_move_iterator(own.messages.begin()),
-                  std::make_move_iterator(own.messages.end()));
-    std::inplace_merge(joined.begin(), joined.begin() + static_cast<std::ptrdiff_t>(beside),
-                       joined.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    // The messages in target order (a target's own stay in theirs), as the pass on one thread
+    // adds them to the report. Each share keeps its first kMaxMessages, which hold every one of
+    // the first kMaxMessages in target order.
+    std::vector<std::pair<std::size_t, std::string>> joined = std::move(mine.messages);
+    for (BesideShare* share : {&helper, &own}) {
+      joined.insert(joined.end(), std::make_move_iterator(share->messages.begin()),
+                    std::make_move_iterator(share->messages.end()));
+    }
+    std::stable_sort(joined.begin(), joined.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
     for (auto& [k, text] : joined) Message(std::move(text));
     for (BesideShare* share : {&mine, &helper, &own}) {
       report_->applied += share->applied;
