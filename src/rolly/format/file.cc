@@ -14,6 +14,17 @@
 #include "rolly/format/internal/header_codec.h"
 #include "rolly/format/internal/zstd_codec.h"
 
+namespace rolly::format_internal {
+
+// What steps 1 to 7 of "Reading" found, short of decoding the chunks.
+struct CheckedFile {
+  format::Prelude prelude;
+  format::Header header;
+  std::vector<DirectoryEntry> entries;
+};
+
+}  // namespace rolly::format_internal
+
 namespace rolly::format {
 
 using format_internal::ChunkLabel;
@@ -514,12 +525,7 @@ Status LocateFileDamage(ByteView bytes, const Prelude& prelude, ByteView directo
 
 namespace {
 
-// What steps 1 to 7 of "Reading" found, short of decoding the chunks.
-struct CheckedFile {
-  Prelude prelude;
-  Header header;
-  std::vector<DirectoryEntry> entries;
-};
+using format_internal::CheckedFile;
 
 Result<CheckedFile> CheckFile(ByteView bytes, const ReadOptions& options) {
   // Steps 1 to 3: prelude, version, sizes.
@@ -591,15 +597,24 @@ Result<Header> Verify(ByteView bytes, const ReadOptions& options) {
   return std::move(checked.header);
 }
 
-Result<File> Read(ByteView bytes, const ReadOptions& options) {
+const Header& VerifiedBytes::header() const { return checked_->header; }
+
+Result<VerifiedBytes> VerifyForRead(ByteView bytes, const ReadOptions& options) {
   ROLLY_ASSIGN_OR_RETURN(CheckedFile checked, CheckFile(bytes, options));
+  return VerifiedBytes(bytes, std::make_shared<const CheckedFile>(std::move(checked)));
+}
+
+namespace {
+
+// Step 7, last part: decoding the chunks of bytes every check passed.
+Result<File> Decode(ByteView bytes, const CheckedFile& checked, const ReadOptions& options) {
   const std::vector<DirectoryEntry>& entries = checked.entries;
   File file;
   file.format_version = checked.prelude.format_version;
   file.min_reader_version = checked.prelude.min_reader_version;
-  file.header = std::move(checked.header);
+  file.header = checked.header;
 
-  // Step 7, last part: decoding (within what the caller takes on).
+  // Within what the caller takes on.
   std::uint64_t decoded = 0;
   for (const DirectoryEntry& e : entries) decoded += e.decoded_size;  // at most 1 GiB: checked
   if (decoded > options.decode_at_most) {
@@ -634,6 +649,17 @@ Result<File> Read(ByteView bytes, const ReadOptions& options) {
     file.chunks.push_back(std::move(chunk));
   }
   return file;
+}
+
+}  // namespace
+
+Result<File> Read(ByteView bytes, const ReadOptions& options) {
+  ROLLY_ASSIGN_OR_RETURN(const CheckedFile checked, CheckFile(bytes, options));
+  return Decode(bytes, checked, options);
+}
+
+Result<File> Read(const VerifiedBytes& verified, const ReadOptions& options) {
+  return Decode(verified.bytes_, *verified.checked_, options);
 }
 
 }  // namespace rolly::format

@@ -24,6 +24,10 @@
 #include "rolly/core/status.h"
 #include "rolly/format/format_constants.h"
 
+namespace rolly::format_internal {
+struct CheckedFile;
+}  // namespace rolly::format_internal
+
 namespace rolly::format {
 
 // A custom version: a key the game or a plugin owns and the version of its data in this save.
@@ -256,6 +260,29 @@ Result<File> Read(ByteView bytes, const ReadOptions& options = {});
 // copies is valid; a zstd chunk that passes its checksum but fails to decode is found only by Read.
 // Statuses as Read.
 Result<Header> Verify(ByteView bytes, const ReadOptions& options = {});
+
+// A file's bytes that passed every check of Read short of decoding, with what the checks found, so
+// that Read decodes them without checking them again (a reader that verifies copies to choose one,
+// then reads the one chosen). It views the bytes: they must stay alive and unchanged until that
+// Read (a std::vector moved keeps its bytes where they were). Copies share what was found.
+class VerifiedBytes {
+ public:
+  const Header& header() const;
+
+ private:
+  friend Result<VerifiedBytes> VerifyForRead(ByteView bytes, const ReadOptions& options);
+  friend Result<File> Read(const VerifiedBytes& verified, const ReadOptions& options);
+  VerifiedBytes(ByteView bytes, std::shared_ptr<const format_internal::CheckedFile> checked)
+      : bytes_(bytes), checked_(std::move(checked)) {}
+  ByteView bytes_;
+  std::shared_ptr<const format_internal::CheckedFile> checked_;
+};
+
+// Verify, keeping what it found for Read. Statuses as Verify.
+Result<VerifiedBytes> VerifyForRead(ByteView bytes, const ReadOptions& options = {});
+// Read of bytes VerifyForRead passed: decodes them, checking nothing again (a zstd chunk that
+// fails to decode is Damaged, as in Read; the decode bound of `options` is checked, as in Read).
+Result<File> Read(const VerifiedBytes& verified, const ReadOptions& options = {});
 
 // The prelude's fields, as recorded.
 struct Prelude {

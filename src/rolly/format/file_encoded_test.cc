@@ -205,6 +205,20 @@ TEST(FileVerifyTest, ValidFileGivesItsHeader) {
   EXPECT_EQ(header, file.header);
 }
 
+// Read of verified bytes gives the File Read of the bytes gives, within the same decode bound.
+TEST(FileVerifyTest, ReadOfVerifiedBytesIsReadOfTheBytes) {
+  const File file = SampleFile();
+  ASSERT_OK_AND_ASSIGN(const Bytes bytes, Write(file));
+  ASSERT_OK_AND_ASSIGN(const VerifiedBytes verified, VerifyForRead(bytes));
+  EXPECT_EQ(verified.header(), file.header);
+  ASSERT_OK_AND_ASSIGN(const File read, Read(verified));
+  EXPECT_TRUE(read == file);
+  ReadOptions bounded;
+  bounded.decode_at_most = 1;
+  EXPECT_EQ(Read(verified, bounded).status(), Read(bytes, bounded).status());
+  EXPECT_THAT(Read(verified, bounded), StatusIs(StatusCode::kInvalidInput));
+}
+
 // Every error fixture gets the same status from Verify as from Read, but for chunks that pass
 // their checksums and fail only to decode, which Verify does not decode.
 TEST(FileVerifyTest, AgreesWithReadOnEveryErrorFixture) {
@@ -216,8 +230,14 @@ TEST(FileVerifyTest, AgreesWithReadOnEveryErrorFixture) {
     const Bytes bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const Status read = Read(bytes).status();
     const Status verify = Verify(bytes).status();
+    const Result<VerifiedBytes> verified = VerifyForRead(bytes);
+    EXPECT_EQ(verified.status(), verify) << entry.path();
     if (read.message().find("zstd frame") != std::string_view::npos) {
       EXPECT_OK(verify) << entry.path();
+      // The decode after the verify finds what Read finds.
+      if (verified.ok()) {
+        EXPECT_EQ(Read(*verified).status(), read) << entry.path();
+      }
     } else {
       EXPECT_EQ(verify, read) << entry.path();
     }

@@ -197,7 +197,9 @@ struct Operation {
 struct CheckedCopy {
   CopyInfo info;
   Bytes bytes;
-  format::Header header;
+  // What verifying `bytes` found (a valid copy), so that reading them checks nothing again. It
+  // views `bytes`, whose buffer stays where it is when the copy is moved.
+  std::optional<format::VerifiedBytes> verified;
 };
 
 CopyState StateOf(const Status& s) {
@@ -223,18 +225,18 @@ CheckedCopy CheckCopy(Backend& backend, const FileName& name, std::string_view s
     return c;
   }
   c.info.size = bytes->size();
-  Result<format::Header> header = format::Verify(*bytes, options);
-  if (header.ok() && header->slot_name != slot) {
-    header = DamagedError(fmt::format("header: holds slot \"{}\"", header->slot_name));
+  Result<format::VerifiedBytes> verified = format::VerifyForRead(*bytes, options);
+  if (verified.ok() && verified->header().slot_name != slot) {
+    verified = DamagedError(fmt::format("header: holds slot \"{}\"", verified->header().slot_name));
   }
-  if (!header.ok()) {
-    c.info.state = StateOf(header.status());
-    c.info.why = header.status();
+  if (!verified.ok()) {
+    c.info.state = StateOf(verified.status());
+    c.info.why = verified.status();
     return c;
   }
   c.info.state = CopyState::kValid;
-  c.info.sequence = header->sequence;
-  c.header = std::move(header).value();
+  c.info.sequence = verified->header().sequence;
+  c.verified = std::move(verified).value();
   c.bytes = std::move(bytes).value();
   return c;
 }
@@ -743,7 +745,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
       const std::optional<Copy> newest = c.Newest();
       if (!newest) break;
       CheckedCopy& chosen = copies[static_cast<int>(*newest)];
-      Result<format::File> file = format::Read(chosen.bytes, read_options_);
+      Result<format::File> file = format::Read(*chosen.verified, read_options_);
       if (!file.ok()) {
         c.Of(*newest).state = StateOf(file.status());
         c.Of(*newest).why = file.status();
@@ -771,7 +773,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
       if (copy.info.state == CopyState::kMissing) return NotFoundError("the copy does not exist");
       return copy.info.why;
     }
-    ROLLY_ASSIGN_OR_RETURN(format::File file, format::Read(copy.bytes, read_options_));
+    ROLLY_ASSIGN_OR_RETURN(format::File file, format::Read(*copy.verified, read_options_));
     LoadResult result;
     result.file = std::move(file);
     result.copy = name.copy();
