@@ -1277,7 +1277,8 @@ TEST_F(SaveLoadTest, ASecondPassSharedWithAWorkerSetsAndReportsWhatTheGameThread
   EXPECT_EQ(helped.outcome.report.messages_dropped, alone.outcome.report.messages_dropped);
 
   heat_threads.clear();
-  const Loaded pooled = load([this](std::function<void()> task) { workers_.Post(std::move(task)); });
+  const Loaded pooled =
+      load([this](std::function<void()> task) { workers_.Post(std::move(task)); });
   EXPECT_THAT(heat_threads, ElementsAre(game_thread));
   EXPECT_SAME_WORLD(alone.world, pooled.world);
   EXPECT_EQ(pooled.outcome.report.applied, alone.outcome.report.applied);
@@ -1323,7 +1324,7 @@ std::unique_ptr<reflect::TypeRegistry> MakeShineRegistry() {
 // 1,100 statues) and from a record left to the game thread (a reference the host cannot find,
 // which comes first); and a host answering two IDs with one object, whose two records must apply
 // in record order although only the first needs the game thread.
-TEST_F(SaveLoadTest, ASecondPassSharedWithAWorkerKeepsRecordOrderWithManyMessagesAndOneObjectTwice) {
+TEST_F(SaveLoadTest, ASecondPassSharedWithAWorkerKeepsRecordOrderWithManyMessagesAndAnObjectTwice) {
   constexpr const char* kStatuesMap = "maps/statues.json";
   auto id = [](std::uint32_t n) { return Guid(0x5a, n); };
   const Guid first_kennel = id(1), second_kennel = id(2), gone = id(3);
@@ -1397,14 +1398,16 @@ TEST_F(SaveLoadTest, ASecondPassSharedWithAWorkerKeepsRecordOrderWithManyMessage
   EXPECT_THAT(said[2], HasSubstr("Polish"));
   EXPECT_THAT(said.back(), HasSubstr("Polish"));
 
-  const Loaded helped = load([](std::function<void()> task) { std::thread(std::move(task)).join(); });
+  const Loaded helped =
+      load([](std::function<void()> task) { std::thread(std::move(task)).join(); });
   EXPECT_EQ(helped.pet, helped.expected_pet);
   EXPECT_EQ(helped.neighbour, nullptr);
   EXPECT_EQ(helped.outcome.report.applied, alone.outcome.report.applied);
   EXPECT_EQ(helped.outcome.report.messages, alone.outcome.report.messages);
   EXPECT_EQ(helped.outcome.report.messages_dropped, alone.outcome.report.messages_dropped);
 
-  const Loaded pooled = load([this](std::function<void()> task) { workers_.Post(std::move(task)); });
+  const Loaded pooled =
+      load([this](std::function<void()> task) { workers_.Post(std::move(task)); });
   EXPECT_EQ(pooled.pet, pooled.expected_pet);
   EXPECT_EQ(pooled.neighbour, nullptr);
   EXPECT_EQ(pooled.outcome.report.applied, alone.outcome.report.applied);
