@@ -852,24 +852,43 @@ void CollectRefFields(const ClassInfo& cls, std::vector<RefField>* out) {
   }
 }
 
+// Of `actor_class` and `component_class`, the one `cls` is (null: neither).
+const ClassInfo* SceneBaseOf(const ClassInfo& cls, const ClassInfo& actor_class,
+                             const ClassInfo* component_class) {
+  if (cls.IsA(actor_class)) return &actor_class;
+  if (component_class != nullptr && cls.IsA(*component_class)) return component_class;
+  return nullptr;
+}
+
 // Clears a reference field (or a vector of them) that points at an actor in `gone`, or at a
 // component of one (`gone` holds both: actors as Actor, components as Component).
-void ClearIn(const ClassInfo& actor_class, const ClassInfo* component_class, const GuidSet& gone,
-             const reflect::Type& type, void* field) {
+void ClearIn(const TypeRegistry& registry, const ClassInfo& actor_class,
+             const ClassInfo* component_class, const GuidSet& gone, const reflect::Type& type,
+             void* field) {
   if (type.kind == reflect::Kind::kVector) {
-    for (std::size_t i = 0; i < type.container->size(field); ++i)
-      ClearIn(actor_class, component_class, gone, *type.element, type.container->element(field, i));
+    for (std::size_t i = 0; i < type.container->size(field); ++i) {
+      ClearIn(registry, actor_class, component_class, gone, *type.element,
+              type.container->element(field, i));
+    }
     return;
   }
   void* target = type.pointer->get(field);
   if (target == nullptr) return;
   // The field holds a C* for some actor or component class C: seen as its base, does it go?
-  const ClassInfo* base = type.class_info->IsA(actor_class) ? &actor_class : nullptr;
-  if (base == nullptr && component_class != nullptr && type.class_info->IsA(*component_class)) {
-    base = component_class;
+  const ClassInfo* from = type.class_info;
+  const ClassInfo* base = SceneBaseOf(*from, actor_class, component_class);
+  if (base == nullptr) {
+    // A field of another class (an interface an actor or a component may implement): the class
+    // of the object it points at decides.
+    if (!from->is_polymorphic()) return;
+    const reflect::ObjectRef ref = registry.DynamicClass(*from, target);
+    if (ref.cls == nullptr) return;
+    base = SceneBaseOf(*ref.cls, actor_class, component_class);
+    if (base == nullptr) return;
+    from = ref.cls;
+    target = const_cast<void*>(ref.object);
   }
-  if (base == nullptr) return;
-  if (gone.Contains(GoneKey(TypeRegistry::Upcast(*type.class_info, target, *base))))
+  if (gone.Contains(GoneKey(TypeRegistry::Upcast(*from, target, *base))))
     type.pointer->set(field, nullptr);
 }
 
@@ -891,7 +910,8 @@ void Scene::ClearReferencesTo(const GuidSet& gone, const GuidSet& gone_ids) {
   };
   auto scrub = [&](void* object, const Fields& fields) {
     for (const auto& [offset, type] : fields)
-      ClearIn(actor_base, component_class_, gone, *type, static_cast<char*>(object) + offset);
+      ClearIn(registry_, actor_base, component_class_, gone, *type,
+              static_cast<char*>(object) + offset);
   };
   // Each object's class is the one kept with it (ObjectOf). A small table by class address keeps
   // the reference fields of the classes met, so most objects cost no map look-up; objects of a

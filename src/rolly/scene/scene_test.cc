@@ -32,6 +32,14 @@ void Log(std::string line) {
   if (g_log) g_log->push_back(std::move(line));
 }
 
+// An interface some actors implement, and one that does.
+class Switchable {
+ public:
+  virtual ~Switchable() = default;
+  bool on = false;
+};
+class SwitchActor : public Actor, public Switchable {};
+
 class ProbeActor : public Actor {
  public:
   void BeginPlay() override { Log("BeginPlay " + label); }
@@ -44,6 +52,7 @@ class ProbeActor : public Actor {
   Guid token;
   Actor* pal = nullptr;
   Component* gadget = nullptr;
+  Switchable* toggle = nullptr;
 };
 
 class RecordingEvents : public world::HostEvents {
@@ -121,7 +130,10 @@ class SceneTest : public ::testing::Test {
         .Field("Where", &ProbeActor::where, reflect::kSaveGame)
         .Field("Token", &ProbeActor::token, reflect::kSaveGame)
         .Field("Pal", &ProbeActor::pal, reflect::kSaveGame)
-        .Field("Gadget", &ProbeActor::gadget, reflect::kSaveGame);
+        .Field("Gadget", &ProbeActor::gadget, reflect::kSaveGame)
+        .Field("Toggle", &ProbeActor::toggle, reflect::kSaveGame);
+    registry_.Class<Switchable>("Switchable");
+    registry_.Class<SwitchActor>("SwitchActor").Base<Actor>().Interface<Switchable>();
     ASSERT_OK(registry_.Finish());
     scene_ = std::make_unique<Scene>(registry_);
     scene_->SetEvents(&events_);
@@ -702,6 +714,24 @@ TEST_F(SceneTest, ReferencesToADestroyedActorsComponentsAreCleared) {
   ASSERT_OK(scene_->RemoveLevel(Name("Cellar")));
   EXPECT_EQ(probe->pal, nullptr);
   EXPECT_EQ(probe->gadget, nullptr);
+}
+
+// A reference through an interface to an actor destroyed is cleared too (the interface sits at
+// an offset in the actor); one to an actor that stays is kept.
+TEST_F(SceneTest, ReferencesThroughAnInterfaceToADestroyedActorAreCleared) {
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  auto* probe = scene_->FindActorAs<ProbeActor>(G(kProbeId));
+  ASSERT_OK_AND_ASSIGN(Actor * kept, scene_->SpawnActor(Name("SwitchActor"), Name(), {}));
+  ASSERT_OK_AND_ASSIGN(Actor * doomed, scene_->SpawnActor(Name("SwitchActor"), Name(), {}));
+  auto* doomed_switch = static_cast<Switchable*>(static_cast<SwitchActor*>(doomed));
+  ASSERT_NE(static_cast<void*>(doomed_switch), static_cast<void*>(doomed));
+  probe->toggle = static_cast<SwitchActor*>(kept);
+  scene_->DestroyActor(doomed->id);
+  EXPECT_EQ(probe->toggle, static_cast<SwitchActor*>(kept));
+  probe->toggle = static_cast<SwitchActor*>(scene_->FindActor(kept->id));
+  const Guid kept_id = kept->id;
+  scene_->DestroyActor(kept_id);
+  EXPECT_EQ(probe->toggle, nullptr);
 }
 
 // Removing a level ends the play of each of its actors before any of them goes: each sees the
