@@ -1295,6 +1295,9 @@ Status Scene::RemoveLevel(Name level) {
   if (level == world_->levels.front())
     return InvalidInputError("RemoveLevel: the persistent level stays");
   if (events_) events_->OnLevelRemoved(level);
+  // Out of the loaded levels before its actors end play: nothing spawns into it any more (an
+  // EndPlay that tries is refused, as for any level not loaded), so every actor of it goes.
+  world_->levels.erase(std::find(world_->levels.begin(), world_->levels.end(), level));
   // All at once: each actor's end of play first, then one walk of the world lets go of them all
   // (a walk for each actor made removing a large level take time in its size times the world's).
   std::vector<Guid> going;
@@ -1302,7 +1305,6 @@ Status Scene::RemoveLevel(Name level) {
     if (const Actor* a = world_->Find(id); a != nullptr && a->level == level) going.push_back(id);
   }
   DestroyMany(going);
-  world_->levels.erase(std::find(world_->levels.begin(), world_->levels.end(), level));
   return OkStatus();
 }
 

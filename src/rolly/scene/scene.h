@@ -43,8 +43,9 @@
 // The moments (world::HostEvents), in order: OpenMap builds the world, then calls
 // OnActorsInitialized (no actor began play yet; a load applies here), then BeginPlay on every
 // actor in creation order, then OnBeginPlay. AddLevel makes the level's actors, calls
-// OnLevelAdded, then begins their play; RemoveLevel calls OnLevelRemoved, then ends and destroys
-// them.
+// OnLevelAdded, then begins their play; RemoveLevel calls OnLevelRemoved, then takes the level
+// out of the loaded ones (a spawn into it from an EndPlay is refused), then ends and destroys its
+// actors.
 // AddComponent on an actor that finished spawning calls OnComponentCreated.
 //
 // Thread rules: the game thread only. Pointers to actors, components and globals stay valid until

@@ -40,10 +40,16 @@ class Switchable {
 };
 class SwitchActor : public Actor, public Switchable {};
 
+// What a probe's EndPlay runs besides its log line, while set.
+std::function<void(Actor&)> g_probe_end_play;
+
 class ProbeActor : public Actor {
  public:
   void BeginPlay() override { Log("BeginPlay " + label); }
-  void EndPlay() override { Log("EndPlay " + label + (pal ? " with its pal" : "")); }
+  void EndPlay() override {
+    Log("EndPlay " + label + (pal ? " with its pal" : ""));
+    if (g_probe_end_play) g_probe_end_play(*this);
+  }
   std::string label;
   std::map<Name, std::int32_t> counts;
   std::optional<std::int32_t> maybe;
@@ -140,6 +146,7 @@ class SceneTest : public ::testing::Test {
     scene_->AddMap("maps/small.json", SmallMap());
   }
   void TearDown() override {
+    g_probe_end_play = nullptr;
     scene_.reset();
     g_log = nullptr;
   }
@@ -732,6 +739,25 @@ TEST_F(SceneTest, ReferencesThroughAnInterfaceToADestroyedActorAreCleared) {
   const Guid kept_id = kept->id;
   scene_->DestroyActor(kept_id);
   EXPECT_EQ(probe->toggle, nullptr);
+}
+
+// An EndPlay that spawns into the level being removed is refused: the level is no longer loaded,
+// and no actor of it outlives its removal.
+TEST_F(SceneTest, ASpawnIntoALevelBeingRemovedIsRefused) {
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  ASSERT_OK(scene_->AddLevel(Name("Cellar")));
+  ASSERT_OK(scene_->SpawnActor(Name("ProbeActor"), Name("Cellar"), {}).status());
+  std::vector<Status> spawns;
+  g_probe_end_play = [&](Actor& a) {
+    spawns.push_back(scene_->SpawnActor(Name("ProbeActor"), a.level, {}).status());
+  };
+  ASSERT_OK(scene_->RemoveLevel(Name("Cellar")));
+  g_probe_end_play = nullptr;
+  ASSERT_EQ(spawns.size(), 1u);
+  EXPECT_THAT(spawns[0], StatusIs(StatusCode::kInvalidInput, HasSubstr("not loaded")));
+  int left = 0;
+  scene_->ForEachActor([&](Actor& a) { left += a.level == Name("Cellar") ? 1 : 0; });
+  EXPECT_EQ(left, 0);
 }
 
 // Removing a level ends the play of each of its actors before any of them goes: each sees the
