@@ -317,6 +317,15 @@ class Forge : public Actor {
   std::int32_t heat = 0;
 };
 
+void RegisterKennel(reflect::TypeRegistry& r) {
+  r.Class<Kennel>("Kennel")
+      .Base<Actor>()
+      .Field("Pet", &Kennel::pet, reflect::kSaveGame)
+      .Field("Log", &Kennel::log, reflect::kSaveGame)
+      .Field("Neighbour", &Kennel::neighbour, reflect::kSaveGame)
+      .Field("Toy", &Kennel::toy, reflect::kSaveGame);
+}
+
 std::unique_ptr<reflect::TypeRegistry> MakeRegistry(bool with_statue = true,
                                                     bool with_test_classes = true) {
   auto r = std::make_unique<reflect::TypeRegistry>();
@@ -356,12 +365,7 @@ std::unique_ptr<reflect::TypeRegistry> MakeRegistry(bool with_statue = true,
         .Field("TiedTo", &LeashComponent::tied_to, reflect::kSaveGame)
         .Field("Log", &LeashComponent::log, reflect::kSaveGame)
         .Field("Toy", &LeashComponent::toy, reflect::kSaveGame);
-    r->Class<Kennel>("Kennel")
-        .Base<Actor>()
-        .Field("Pet", &Kennel::pet, reflect::kSaveGame)
-        .Field("Log", &Kennel::log, reflect::kSaveGame)
-        .Field("Neighbour", &Kennel::neighbour, reflect::kSaveGame)
-        .Field("Toy", &Kennel::toy, reflect::kSaveGame);
+    RegisterKennel(*r);
     r->Class<Lookout>("Lookout")
         .Field("Watched", &Lookout::watched, reflect::kSaveGame)
         .Field("Pawn", &Lookout::pawn, reflect::kSaveGame);
@@ -1308,12 +1312,7 @@ std::unique_ptr<reflect::TypeRegistry> MakeShineRegistry() {
   auto r = std::make_unique<reflect::TypeRegistry>();
   RegisterSceneTypes(*r);
   RegisterSampleGame(*r);
-  r->Class<Kennel>("Kennel")
-      .Base<Actor>()
-      .Field("Pet", &Kennel::pet, reflect::kSaveGame)
-      .Field("Log", &Kennel::log, reflect::kSaveGame)
-      .Field("Neighbour", &Kennel::neighbour, reflect::kSaveGame)
-      .Field("Toy", &Kennel::toy, reflect::kSaveGame);
+  RegisterKennel(*r);
   r->Class<Statue>("Statue").Base<Actor>().Field("Shine", &Statue::polish, reflect::kSaveGame);
   if (!r->Finish().ok()) return nullptr;
   return r;
