@@ -632,6 +632,13 @@ Result<File> Decode(ByteView bytes, const CheckedFile& checked, const ReadOption
         if (options.keep_stored) ChunkAccess::SetStored(chunk, e.codec, Bytes());
         break;
       case static_cast<std::uint8_t>(Codec::kZstd): {
+        if (e.decoded_size >= options.leave_encoded_from) {
+          const Status s = format_internal::CheckZstdFrame(stored, e.decoded_size);
+          if (!s.ok()) return Damaged(ChunkLabel(i, e.id, e.key), s.message());
+          ChunkAccess::SetCarried(chunk, e.codec, Bytes(stored.begin(), stored.end()),
+                                  e.decoded_size);
+          break;
+        }
         Bytes data;
         const Status s = format_internal::ZstdDecompress(stored, e.decoded_size, &data);
         if (!s.ok()) return Damaged(ChunkLabel(i, e.id, e.key), s.message());
@@ -652,6 +659,22 @@ Result<File> Decode(ByteView bytes, const CheckedFile& checked, const ReadOption
 }
 
 }  // namespace
+
+bool Chunk::is_left_encoded() const {
+  return !decoded_ && stored_codec_ == static_cast<std::uint8_t>(Codec::kZstd);
+}
+
+Status DecodeChunk(const Chunk& chunk, std::span<std::uint8_t> out,
+                   const std::function<void(std::size_t)>& arrived) {
+  if (!chunk.is_left_encoded()) return InvalidInputError("the chunk is not left encoded");
+  if (out.size() != chunk.decoded_size()) {
+    return InvalidInputError(fmt::format("the chunk decodes to {} bytes, not {}",
+                                         chunk.decoded_size(), out.size()));
+  }
+  // Read checked the frame; checked again, as cheap, for a File that was moved about since.
+  ROLLY_RETURN_IF_ERROR(format_internal::CheckZstdFrame(chunk.stored(), out.size()));
+  return format_internal::ZstdDecodeInSteps(chunk.stored(), out, arrived);
+}
 
 Result<File> Read(ByteView bytes, const ReadOptions& options) {
   ROLLY_ASSIGN_OR_RETURN(const CheckedFile checked, CheckFile(bytes, options));

@@ -13,6 +13,7 @@
 #define ROLLY_FORMAT_FILE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -73,7 +74,8 @@ struct Header {
 // A chunk read from a file also keeps its bytes as stored (its codec and stored bytes), so
 // writing the File back reproduces the file exactly; set_data() drops them, and the next Write
 // encodes the new bytes. A chunk in a codec this version lacks is carried: it has no decoded
-// bytes (is_decoded() is false) and is written back as stored.
+// bytes (is_decoded() is false) and is written back as stored. So is a chunk a reader asked to
+// be left encoded (ReadOptions::leave_encoded_from), which DecodeChunk decodes.
 class Chunk {
  public:
   Chunk(ChunkId id, std::string key, Bytes data, std::uint64_t flags = 0);
@@ -83,8 +85,11 @@ class Chunk {
   std::uint64_t flags() const { return flags_; }
   bool must_understand() const { return (flags_ & kChunkMustUnderstand) != 0; }
 
-  // False only for a chunk carried in a codec this version lacks.
+  // False only for a chunk carried in a codec this version lacks, or left encoded by Read.
   bool is_decoded() const { return decoded_; }
+  // True for a chunk left encoded by Read (ReadOptions::leave_encoded_from): not decoded, in a
+  // codec this version has.
+  bool is_left_encoded() const;
   // The decoded bytes; empty when !is_decoded().
   const Bytes& data() const { return data_; }
   // The decoded size (as recorded for a carried chunk).
@@ -243,6 +248,12 @@ struct ReadOptions {
   // listing on a thread that must stay quick): Read refuses a file that passes every check but
   // decodes to more with InvalidInput, decoding nothing. Verify does not look at it.
   std::uint64_t decode_at_most = kMaxDecodedTotal;
+  // A zstd chunk whose decoded size is at least this is not decoded by Read: it passes every check
+  // that needs no decoding (its checksum, and its frame's header and block headers) and is kept
+  // as stored (Chunk::is_left_encoded), for a caller that decodes it as it goes through it
+  // (DecodeChunk). Such a frame that fails part way through decoding is then found by
+  // DecodeChunk, not by Read. Its stored bytes are kept whatever keep_stored says.
+  std::uint64_t leave_encoded_from = kNeverLeaveEncoded;
 };
 
 // Checks and decodes a whole file, in the order of docs/format.md, "Reading".
@@ -254,6 +265,17 @@ struct ReadOptions {
 //                 lack);
 //   InvalidInput  a valid file that decodes to more than options.decode_at_most.
 Result<File> Read(ByteView bytes, const ReadOptions& options = {});
+
+// Decodes a chunk Read left encoded (Chunk::is_left_encoded) into `out`, which must be exactly its
+// decoded size, front to back in steps: after each, `arrived(n)` is told that the first n bytes of
+// `out` are final (n grows, up to out.size() when the chunk decodes; `arrived` must not throw).
+// So another thread may read each byte once it has arrived. Returns Ok, or:
+//   Damaged       the frame does not decode to exactly its size (the bytes of `out` are then
+//                 unspecified); the message says why, not which chunk;
+//   InvalidInput  the chunk is not left encoded, or `out` is not its decoded size.
+// Thread: any; the chunk is only read, so several threads may decode chunks at once.
+Status DecodeChunk(const Chunk& chunk, std::span<std::uint8_t> out,
+                   const std::function<void(std::size_t)>& arrived);
 
 // Runs every check of Read (checksums, one form, bounds, what a newer version wrote) without
 // decoding the chunks, and returns the header. Cheaper than Read for telling which of a slot's

@@ -20,6 +20,7 @@ namespace {
 
 using format_testing::Compressible;
 using format_testing::Incompressible;
+using ::testing::HasSubstr;
 
 File SampleFile() {
   File file;
@@ -244,6 +245,139 @@ TEST(FileVerifyTest, AgreesWithReadOnEveryErrorFixture) {
     ++checked;
   }
   EXPECT_GT(checked, 10);
+}
+
+// --- Chunks left encoded (ReadOptions::leave_encoded_from) and DecodeChunk -----------------------
+
+File FileWithALargeChunk() {
+  File file;
+  file.header.slot_name = "Slot 1";
+  file.chunks.emplace_back(kGlobalsChunk, "", Compressible(20000, 1));
+  file.chunks.emplace_back(kWorldChunk, "Maps/Town", Compressible(600000, 2));
+  file.chunks.emplace_back(kTestChunk, "noise", Incompressible(300000, 3));
+  return file;
+}
+
+// Decodes `chunk` with DecodeChunk, keeping what `arrived` was told.
+Status DecodeAll(const Chunk& chunk, Bytes* out, std::vector<std::size_t>* arrived) {
+  out->assign(chunk.decoded_size(), 0);
+  return DecodeChunk(chunk, *out, [arrived](std::size_t n) { arrived->push_back(n); });
+}
+
+TEST(FileLeftEncodedTest, AChunkAtTheBoundIsLeftEncodedAndDecodesToWhatReadGives) {
+  const File file = FileWithALargeChunk();
+  ASSERT_OK_AND_ASSIGN(const Bytes bytes, Write(file));
+  ASSERT_OK_AND_ASSIGN(const File whole, Read(bytes));
+  const std::uint64_t size = file.chunks[1].data().size();
+  ReadOptions at_bound;
+  at_bound.leave_encoded_from = size;
+  for (const bool keep_stored : {true, false}) {
+    at_bound.keep_stored = keep_stored;
+    ASSERT_OK_AND_ASSIGN(const File read, Read(bytes, at_bound));
+    // The world chunk only: the small one is under the bound, the large one is stored as it is.
+    EXPECT_TRUE(read.chunks[0].is_decoded());
+    EXPECT_TRUE(read.chunks[2].is_decoded());
+    EXPECT_FALSE(read.chunks[2].is_left_encoded());
+    const Chunk& left = read.chunks[1];
+    EXPECT_FALSE(left.is_decoded());
+    EXPECT_TRUE(left.is_left_encoded());
+    EXPECT_EQ(left.decoded_size(), size);
+    EXPECT_TRUE(left.data().empty());
+    EXPECT_EQ(left.stored_codec(), static_cast<std::uint8_t>(Codec::kZstd));
+    EXPECT_LT(left.stored().size(), size);
+
+    Bytes decoded;
+    std::vector<std::size_t> arrived;
+    ASSERT_OK(DecodeAll(left, &decoded, &arrived));
+    EXPECT_EQ(decoded, whole.chunks[1].data());
+    // In several steps, each further than the one before, the last at the end.
+    ASSERT_GT(arrived.size(), 2u);
+    for (std::size_t k = 1; k < arrived.size(); ++k) EXPECT_GT(arrived[k], arrived[k - 1]);
+    EXPECT_EQ(arrived.back(), size);
+  }
+  // One past the bound, the chunk is decoded as Read always did.
+  ReadOptions past = at_bound;
+  past.leave_encoded_from = size + 1;
+  ASSERT_OK_AND_ASSIGN(const File read, Read(bytes, past));
+  EXPECT_TRUE(read.chunks[1].is_decoded());
+  EXPECT_TRUE(read == whole);
+}
+
+TEST(FileLeftEncodedTest, AFileWithAChunkLeftEncodedWritesBackAsItWasRead) {
+  ASSERT_OK_AND_ASSIGN(const Bytes bytes, Write(FileWithALargeChunk()));
+  ReadOptions options;
+  options.leave_encoded_from = 0;
+  ASSERT_OK_AND_ASSIGN(const File read, Read(bytes, options));
+  EXPECT_TRUE(read.chunks[0].is_left_encoded());
+  EXPECT_TRUE(read.chunks[1].is_left_encoded());
+  ASSERT_OK_AND_ASSIGN(const Bytes again, Write(read));
+  EXPECT_EQ(again, bytes);
+  // Read from verified bytes, as the store reads, leaves the same chunks.
+  ASSERT_OK_AND_ASSIGN(const VerifiedBytes verified, VerifyForRead(bytes, options));
+  ASSERT_OK_AND_ASSIGN(const File from_verified, Read(verified, options));
+  EXPECT_TRUE(from_verified == read);
+}
+
+TEST(FileLeftEncodedTest, DecodeChunkRefusesAChunkNotLeftEncodedOrABufferOfAnotherSize) {
+  ASSERT_OK_AND_ASSIGN(const Bytes bytes, Write(FileWithALargeChunk()));
+  ASSERT_OK_AND_ASSIGN(const File whole, Read(bytes));
+  Bytes out;
+  std::vector<std::size_t> arrived;
+  EXPECT_THAT(DecodeAll(whole.chunks[1], &out, &arrived),
+              StatusIs(StatusCode::kInvalidInput, HasSubstr("not left encoded")));
+  ReadOptions options;
+  options.leave_encoded_from = 0;
+  ASSERT_OK_AND_ASSIGN(const File read, Read(bytes, options));
+  const Chunk& left = read.chunks[1];
+  for (const std::uint64_t size : {left.decoded_size() - 1, left.decoded_size() + 1}) {
+    Bytes wrong(size);
+    EXPECT_THAT(DecodeChunk(left, wrong, [&](std::size_t n) { arrived.push_back(n); }),
+                StatusIs(StatusCode::kInvalidInput, HasSubstr("decodes to")));
+  }
+  EXPECT_TRUE(arrived.empty());
+}
+
+// Every error fixture fails Read as before when its chunks are left encoded: each is refused by
+// a check that needs no decoding.
+TEST(FileLeftEncodedTest, ErrorFixturesFailReadAsBeforeWhenLeftEncoded) {
+  int checked = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("tests/fixtures/format-errors")) {
+    if (entry.path().extension() != ".rsav") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    const Bytes bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ReadOptions options;
+    options.leave_encoded_from = 0;
+    EXPECT_EQ(Read(bytes, options).status(), Read(bytes).status()) << entry.path();
+    ++checked;
+  }
+  EXPECT_GT(checked, 10);
+}
+
+// A frame whose blocks are damaged behind good checksums: Read finds it when it decodes; left
+// encoded, Read passes it and DecodeChunk finds it, with Read's reason.
+TEST(FileLeftEncodedTest, AFrameThatDoesNotDecodeIsFoundByDecodeChunk) {
+  ASSERT_OK_AND_ASSIGN(Bytes bytes, Write(FileWithALargeChunk()));
+  ReadOptions options;
+  options.leave_encoded_from = 0;
+  ASSERT_OK_AND_ASSIGN(const File before, Read(bytes, options));
+  // The world chunk's stored bytes follow the globals' at the end of the file but for the noise.
+  const std::size_t noise = before.chunks[2].stored().size();
+  const std::size_t world = before.chunks[1].stored().size();
+  const std::size_t middle = bytes.size() - noise - world / 2;
+  for (std::size_t k = 0; k < 64; ++k) bytes[middle + k] = 0xFF;
+  format_testing::Reseal(&bytes);
+  const Status read = Read(bytes).status();
+  ASSERT_THAT(read, StatusIs(StatusCode::kDamaged, HasSubstr("chunk 1 (WRLD \"Maps/Town\"): "
+                                                             "zstd frame does not decode")));
+  ASSERT_OK_AND_ASSIGN(const File left, Read(bytes, options));
+  Bytes out;
+  std::vector<std::size_t> arrived;
+  const Status decoded = DecodeAll(left.chunks[1], &out, &arrived);
+  EXPECT_THAT(decoded, StatusIs(StatusCode::kDamaged, HasSubstr("zstd frame does not decode")));
+  EXPECT_THAT(std::string(read.message()), HasSubstr(std::string(decoded.message())));
+  // What arrived before the damage was told, and stops short of the end.
+  for (std::size_t n : arrived) EXPECT_LT(n, out.size());
 }
 
 }  // namespace

@@ -29,6 +29,8 @@ inline constexpr std::uint64_t kMaxDirectorySize = 16u << 20;
 inline constexpr std::uint64_t kMaxChunks = 65536;
 inline constexpr std::uint64_t kMaxChunkKeySize = 1024;
 inline constexpr std::uint64_t kMaxDecodedTotal = 1ull << 30;
+// ReadOptions::leave_encoded_from's default: Read decodes every chunk.
+inline constexpr std::uint64_t kNeverLeaveEncoded = ~std::uint64_t{0};
 inline constexpr std::uint64_t kMaxSlotNameSize = 4096;
 inline constexpr std::uint64_t kMaxTitleSize = 4096;
 inline constexpr std::uint64_t kMaxGameBuildSize = 256;

@@ -139,7 +139,7 @@ bool ZstdCompress(ByteView src, int level, Bytes* out) {
   return true;
 }
 
-Status ZstdDecompress(ByteView src, std::uint64_t decoded_size, Bytes* out) {
+Status CheckZstdFrame(ByteView src, std::uint64_t decoded_size) {
   ZSTD_frameHeader header;
   const std::size_t r = ZSTD_getFrameHeader(&header, src.data(), src.size());
   if (r != 0) return DamagedError("zstd frame header is not readable");
@@ -156,6 +156,21 @@ Status ZstdDecompress(ByteView src, std::uint64_t decoded_size, Bytes* out) {
   if (DecodedBound(src, header.headerSize, header.blockSizeMax) < decoded_size) {
     return DamagedError("zstd frame's blocks cannot produce the declared size");
   }
+  return OkStatus();
+}
+
+namespace {
+
+Status DoesNotDecode(std::size_t result) {
+  return DamagedError(fmt::format("zstd frame does not decode ({})",
+                                  ZSTD_isError(result) ? ZSTD_getErrorName(result)
+                                                       : "short output"));
+}
+
+}  // namespace
+
+Status ZstdDecompress(ByteView src, std::uint64_t decoded_size, Bytes* out) {
+  ROLLY_RETURN_IF_ERROR(CheckZstdFrame(src, decoded_size));
   out->resize(decoded_size);
   ZSTD_DCtx* dctx = ThreadDCtx();
   // Invariant: the context exists; its allocation failing ends the process like any other would.
@@ -163,9 +178,44 @@ Status ZstdDecompress(ByteView src, std::uint64_t decoded_size, Bytes* out) {
   const std::size_t n = ZSTD_decompressDCtx(dctx, out->data(), out->size(), src.data(), src.size());
   if (ZSTD_isError(n) || n != decoded_size) {
     out->clear();
-    return DamagedError(
-        fmt::format("zstd frame does not decode ({})",
-                    ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short output"));
+    return DoesNotDecode(n);
+  }
+  return OkStatus();
+}
+
+Status ZstdDecodeInSteps(ByteView src, std::span<std::uint8_t> out,
+                         const std::function<void(std::size_t)>& arrived) {
+  ZSTD_DCtx* dctx = ThreadDCtx();
+  // Invariant: the context exists; its allocation failing ends the process like any other would.
+  assert(dctx != nullptr);
+  // zstd writes straight into `out`, which stays where it is (stable output): no window buffer of
+  // its own, and what it wrote before a step is final.
+  // As one-shot decoding, any window size is taken: the window is `out` itself.
+  ZSTD_DCtx_reset(dctx, ZSTD_reset_session_and_parameters);
+  if (ZSTD_isError(ZSTD_DCtx_setParameter(dctx, ZSTD_d_stableOutBuffer, 1)) ||
+      ZSTD_isError(ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, ZSTD_WINDOWLOG_MAX))) {
+    ZSTD_DCtx_reset(dctx, ZSTD_reset_session_and_parameters);
+    return DoesNotDecode(0);
+  }
+  ZSTD_outBuffer to{out.data(), out.size(), 0};
+  std::size_t fed = 0;
+  std::size_t left = 1;
+  while (left != 0 && !ZSTD_isError(left)) {
+    const std::size_t step = std::min(kZstdDecodeStep, src.size() - fed);
+    ZSTD_inBuffer from{src.data(), fed + step, fed};
+    const std::size_t wrote = to.pos;
+    left = ZSTD_decompressStream(dctx, &to, &from);
+    if (ZSTD_isError(left)) break;
+    const bool moved = from.pos != fed || to.pos != wrote;
+    fed = from.pos;
+    if (to.pos != wrote) arrived(to.pos);
+    if (!moved) break;  // all given and the frame not ended: it is short
+  }
+  const std::size_t result = left;
+  // Back to one-shot decoding for the thread's next ZstdDecompress.
+  ZSTD_DCtx_reset(dctx, ZSTD_reset_session_and_parameters);
+  if (ZSTD_isError(result) || left != 0 || to.pos != out.size() || fed != src.size()) {
+    return DoesNotDecode(ZSTD_isError(result) ? result : 0);
   }
   return OkStatus();
 }

@@ -8,6 +8,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <vector>
 
 #include "rolly/core/bytes.h"
@@ -41,11 +43,26 @@ bool ZstdCompress(ByteView src, int level, Bytes* out);
 // compressed (EncodeChunks owns its chunks) does so before joining them.
 bool ZstdCompressBlocks(ByteView src, int level, ZstdFrameBlocks* out);
 
-// Decodes a chunk's frame into `out` (replaced), checking the frame first: one frame of exactly
-// src.size() bytes, declaring exactly `decoded_size`, without checksum or dictionary, whose blocks
-// can produce at least `decoded_size` bytes. Nothing is allocated before those checks pass.
-// Returns Ok or a failed status whose message says what failed (the caller names the chunk).
+// The checks of a chunk's frame that need no decoding: one frame of exactly src.size() bytes,
+// declaring exactly `decoded_size`, without checksum or dictionary, whose blocks can produce at
+// least `decoded_size` bytes. Reads the frame's header and block headers only. Returns Ok or a
+// failed status whose message says what failed (the caller names the chunk).
+Status CheckZstdFrame(ByteView src, std::uint64_t decoded_size);
+
+// Decodes a chunk's frame into `out` (replaced), checking it first (CheckZstdFrame). Nothing is
+// allocated before those checks pass. Statuses as CheckZstdFrame, or one saying the frame does
+// not decode.
 Status ZstdDecompress(ByteView src, std::uint64_t decoded_size, Bytes* out);
+
+// Decodes a frame CheckZstdFrame passed into `out`, exactly its declared size, front to back in
+// steps: after each that wrote, `arrived(n)` is told that the first n bytes of `out` are final (n
+// grows, up to out.size() when the frame decodes). Allocates nothing but what zstd keeps with the
+// thread's context (an input block). Fails as ZstdDecompress when the frame does not decode; the
+// bytes of `out` are unspecified then.
+Status ZstdDecodeInSteps(ByteView src, std::span<std::uint8_t> out,
+                         const std::function<void(std::size_t)>& arrived);
+// The compressed bytes each step of ZstdDecodeInSteps gives zstd.
+inline constexpr std::size_t kZstdDecodeStep = 32 * 1024;
 
 }  // namespace rolly::format_internal
 
