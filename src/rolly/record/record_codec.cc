@@ -1,8 +1,10 @@
 #include "rolly/record/record_codec.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -759,15 +761,120 @@ Status ReadHead(ByteReader& in, std::uint64_t* count, ChunkTables* tables) {
   return OkStatus();
 }
 
+}  // namespace
+
+// How far the bytes of a payload being filled have arrived (CheckWhileFilled): the filling thread
+// publishes, the following one waits.
+class Arrival {
+ public:
+  static constexpr std::size_t kStopped = ~std::size_t{0};
+
+  void Publish(std::size_t n) {
+    at_.store(n, std::memory_order_release);
+    at_.notify_all();
+  }
+  // The filling ended before every byte arrived (it failed, or it threw).
+  void Stop() {
+    at_.store(kStopped, std::memory_order_release);
+    at_.notify_all();
+  }
+  // Waits until at least the first `n` bytes arrived, and returns how many have; 0 when the
+  // filling stopped first.
+  std::size_t WaitFor(std::size_t n) {
+    for (;;) {
+      const std::size_t now = at_.load(std::memory_order_acquire);
+      if (now == kStopped) return 0;
+      if (now >= n) return now;
+      at_.wait(now, std::memory_order_acquire);
+    }
+  }
+
+ private:
+  std::atomic<std::size_t> at_{0};
+};
+
+// The records the following thread checks, agreed under a lock (CheckWhileFilled): it claims them
+// a batch at a time, up to `stop`, which the filling thread sets once it is done filling, at a
+// record the follower has not claimed.
+struct FollowerShare {
+  static constexpr std::uint64_t kBatch = 256;
+  std::mutex mutex;
+  std::uint64_t stop = ~std::uint64_t{0};
+  // The last batch claimed: records [from, to), record `from` at byte `at` (0: none claimed).
+  std::uint64_t from = 1;
+  std::size_t at = 0;
+  std::uint64_t to = 1;
+};
+
+// Before each record of a walk over bytes still arriving: waits until the record's bytes are
+// there, and claims records in batches, ending the walk at the share's stop.
+class CheckedPayload::Gate {
+ public:
+  enum Pass { kGo, kStop, kLost };
+  Gate(Arrival& arrival, FollowerShare& share, std::size_t size)
+      : arrival_(arrival), share_(share), size_(size) {}
+
+  Pass Before(std::uint64_t i, const ByteReader& in) {
+    if (i >= claimed_to_ && !Claim(i, in.position())) return kStop;
+    // The record's size (a varint of at most 10 bytes), then its bytes.
+    const std::size_t pos = in.position();
+    if (pos + 10 > arrived_ && !Await(std::min(size_, pos + 10))) return kLost;
+    ByteReader peek = in;
+    std::uint64_t n = 0;
+    if (!peek.Varint(&n)) return kGo;  // the walk refuses it
+    const std::size_t end =
+        peek.position() + static_cast<std::size_t>(std::min<std::uint64_t>(n, peek.remaining()));
+    if (end > arrived_ && !Await(end)) return kLost;
+    return kGo;
+  }
+
+  // Waits for the first `n` bytes; false when they will not come.
+  bool Await(std::size_t n) {
+    arrived_ = arrival_.WaitFor(n);
+    return arrived_ != 0;
+  }
+  std::size_t arrived() const { return arrived_; }
+
+ private:
+  bool Claim(std::uint64_t i, std::size_t at) {
+    std::lock_guard lock(share_.mutex);
+    claimed_to_ = std::min(i + FollowerShare::kBatch, share_.stop);
+    if (claimed_to_ <= i) return false;
+    share_.from = i;
+    share_.at = at;
+    share_.to = claimed_to_;
+    return true;
+  }
+
+  Arrival& arrival_;
+  FollowerShare& share_;
+  const std::size_t size_;
+  std::size_t arrived_ = 0;
+  std::uint64_t claimed_to_ = 0;
+};
+
+namespace {
+
+// What a walk asks before each record when nothing waits (every byte is there).
+struct AllThere {
+  int operator()(std::uint64_t, const ByteReader&) const { return 0; }
+};
+
 // Records [from, to) of a payload of `count`, read from `in`: each viewed in place and checked
-// against `budget`, then `each(i, record_bytes, view)`, which may refuse it.
-template <typename Each>
+// against `budget`, then `each(i, record_bytes, view)`, which may refuse it. `before(i, in)` runs
+// before each record: 0 goes on, 1 ends the walk there (Ok), 2 ends it Cancelled (the bytes of a
+// payload being filled stopped arriving).
+template <typename Each, typename Before = AllThere>
 Status WalkRecords(ByteReader& in, std::uint64_t from, std::uint64_t to, std::uint64_t count,
-                   const ChunkTables& tables, FileBudget* budget, Each&& each) {
+                   const ChunkTables& tables, FileBudget* budget, Each&& each,
+                   Before&& before = AllThere()) {
   RecordView v;
   ByteView record;
   CheckPrograms programs(tables, count);
   for (std::uint64_t i = from; i < to; ++i) {
+    if (const int pass = before(i, in); pass != 0) {
+      return pass == 1 ? OkStatus() : CancelledError("the payload's bytes stopped arriving");
+    }
     if (!ReadSized(in, &record) || record.empty()) {
       return DamagedError("record " + std::to_string(i) + ": truncated");
     }
@@ -855,7 +962,7 @@ Status CheckedPayload::CheckRange(ByteReader& in, std::uint64_t from, std::uint6
                                   std::uint64_t count, const ChunkTables& tables,
                                   FileBudget* budget, const SectionCheck& sections,
                                   const std::uint8_t* base, std::vector<Span>* spans,
-                                  Status* section_error) {
+                                  Status* section_error, Gate* gate) {
   auto each = [&](std::uint64_t i, ByteView record, const RecordView& v) {
     Span span;
     span.offset = static_cast<std::uint64_t>(record.data() - base);
@@ -897,7 +1004,11 @@ Status CheckedPayload::CheckRange(ByteReader& in, std::uint64_t from, std::uint6
     spans->push_back(span);
     return OkStatus();
   };
-  return WalkRecords(in, from, to, count, tables, budget, each);
+  if (gate == nullptr) return WalkRecords(in, from, to, count, tables, budget, each);
+  return WalkRecords(in, from, to, count, tables, budget, each,
+                     [gate](std::uint64_t i, const ByteReader& at) {
+                       return static_cast<int>(gate->Before(i, at));
+                     });
 }
 
 bool CheckedPayload::CheckSplit(const Bytes& bytes, FileBudget* budget,
@@ -968,6 +1079,140 @@ bool CheckedPayload::CheckSplit(const Bytes& bytes, FileBudget* budget,
   out->spans_ = std::move(spans);
   if (budget != nullptr) *budget = total;
   return true;
+}
+
+Result<CheckedPayload> CheckedPayload::CheckWhileFilled(std::uint64_t size, const Fill& fill,
+                                                        FileBudget* budget,
+                                                        const SectionCheck& sections,
+                                                        const Post& post,
+                                                        std::size_t split_bytes) {
+  Bytes bytes(static_cast<std::size_t>(size));
+  if (!post || size < split_bytes) {
+    ROLLY_RETURN_IF_ERROR(fill(bytes, [](std::size_t) {}));
+    return Check(std::move(bytes), budget, sections, post, split_bytes);
+  }
+  Arrival arrival;
+  FollowerShare share;
+  // The follower: the head once it arrived, then records in claimed batches as they arrive.
+  FileBudget follower_budget = budget ? *budget : FileBudget{};
+  std::vector<Span> follower_spans;
+  Status follower_status;
+  std::uint64_t follower_stopped = 0;  // the record its walk ended at
+  std::size_t follower_end = 0;        // and where that record starts
+  SideTask follower(post, [&] {
+    Gate gate(arrival, share, bytes.size());
+    std::uint64_t count = 0;
+    ChunkTables tables;
+    ByteReader in(bytes);
+    // The head is tried on what has arrived, on twice as much each time it is cut short (a
+    // prefix that holds it reads as the whole would).
+    for (std::size_t want = std::min<std::size_t>(bytes.size(), 4096);;) {
+      if (!gate.Await(want)) {
+        follower_status = CancelledError("the payload's bytes stopped arriving");
+        return;
+      }
+      ByteReader head(ByteView(bytes.data(), gate.arrived()));
+      if (ReadHead(head, &count, &tables).ok()) {
+        in.Skip(head.position());
+        break;
+      }
+      if (gate.arrived() == bytes.size()) {
+        follower_status = DamagedError("the head");  // the check in order says why
+        return;
+      }
+      want = std::min(bytes.size(), std::max(want, gate.arrived()) * 2);
+    }
+    follower_status = ChargeTables(tables, &follower_budget);
+    if (!follower_status.ok()) return;
+    follower_spans.reserve(count - 1);
+    follower_status = CheckRange(in, 1, count, count, tables, &follower_budget, sections,
+                                 bytes.data(), &follower_spans, nullptr, &gate);
+    follower_stopped = 1 + follower_spans.size();
+    follower_end = in.position();
+  });
+  // Should filling end early (or anything here throw), the follower stops waiting for bytes.
+  struct StopUnlessFilled {
+    Arrival& arrival;
+    bool filled = false;
+    ~StopUnlessFilled() {
+      if (!filled) arrival.Stop();
+    }
+  } stop_unless_filled{arrival};
+  const Status filled = fill(bytes, [&arrival](std::size_t n) { arrival.Publish(n); });
+  if (!filled.ok()) return filled;  // (the follower stops, and is withdrawn)
+  stop_unless_filled.filled = true;
+  arrival.Publish(bytes.size());
+
+  // About half of what the follower has not claimed is this thread's: from record `mid`, found
+  // by walking the sizes of the records from the follower's last claim.
+  bool shared = false;
+  std::vector<Span> spans;
+  FileBudget own_budget;
+  ChunkTables tables;
+  std::uint64_t count = 0;
+  std::uint64_t mid = 0;
+  std::size_t mid_at = 0;
+  ByteReader in(bytes);
+  if (ReadHead(in, &count, &tables).ok() && count >= 3) {
+    std::lock_guard lock(share.mutex);
+    const std::uint64_t claimed = std::min(count, share.to);
+    mid = claimed + (count - claimed) / 2;
+    share.stop = mid;
+    const std::uint64_t from = share.from;
+    const std::size_t at = share.at != 0 ? share.at : in.position();
+    shared = at <= bytes.size();
+    ByteReader walk = in;
+    shared = shared && walk.Skip(at - std::min(at, in.position()));
+    ByteView record;
+    for (std::uint64_t i = from; shared && i < mid; ++i) shared = ReadSized(walk, &record);
+    mid_at = walk.position();
+    in = walk;
+  }
+  Status own_status = shared ? OkStatus() : DamagedError("the head");
+  if (shared) {
+    spans.reserve(count - std::min(count, mid));
+    own_status = CheckRange(in, mid, count, count, tables, &own_budget, sections, bytes.data(),
+                            &spans);
+    if (own_status.ok() && !(in.ok() && in.empty())) {
+      own_status = DamagedError("payload: bytes after the last record");
+    }
+  } else {
+    // No share of its own (a payload too short to split, or one whose head fails): the follower
+    // is told to stop at once, and the check in order decides.
+    std::lock_guard lock(share.mutex);
+    share.stop = 0;
+  }
+  bool joined = true;
+  try {
+    if (own_status.ok()) {
+      follower.Join();
+    } else {
+      follower.Withdraw();
+    }
+  } catch (...) {
+    joined = false;  // the follower threw (an allocation failed): the check in order runs again
+  }
+  const bool passed = joined && own_status.ok() && follower_status.ok() &&
+                      follower_stopped == mid && follower_end == mid_at;
+  if (passed) {
+    const FileBudget total{follower_budget.owned + own_budget.owned,
+                           follower_budget.bag_layouts + own_budget.bag_layouts,
+                           follower_budget.bag_bytes + own_budget.bag_bytes,
+                           follower_budget.text_display + own_budget.text_display};
+    if (total.owned <= FileBudget::kMaxOwned &&
+        total.bag_layouts <= FileBudget::kMaxBagLayouts &&
+        total.bag_bytes <= FileBudget::kMaxBagBytes &&
+        total.text_display <= FileBudget::kMaxTextDisplay) {
+      CheckedPayload out;
+      follower_spans.insert(follower_spans.end(), spans.begin(), spans.end());
+      out.tables_ = std::move(tables);
+      out.spans_ = std::move(follower_spans);
+      out.bytes_ = std::move(bytes);
+      if (budget != nullptr) *budget = total;
+      return out;
+    }
+  }
+  return Check(std::move(bytes), budget, sections);
 }
 
 bool CheckedPayload::Find(std::size_t i, SectionId id, ByteView* out) const {

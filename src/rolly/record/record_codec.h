@@ -171,6 +171,25 @@ class CheckedPayload {
                                       const SectionCheck& sections, const Post& post,
                                       std::size_t split_bytes = kSplitBytes);
 
+  // Writes a payload's bytes into `out` (sized by the caller) front to back, telling `arrived(n)`
+  // each time the first n bytes are final (n grows; `arrived` does not throw), and returns Ok once
+  // all are, or why not (a chunk decoded in steps: format::DecodeChunk).
+  using Fill = std::function<Status(std::span<std::uint8_t> out,
+                                    const std::function<void(std::size_t)>& arrived)>;
+  // Check with `sections` of a payload of `size` bytes that `fill` writes while it is checked.
+  // The calling thread runs `fill`; a task handed to `post` checks the records as their bytes
+  // arrive; once `fill` is done, the calling thread checks about half of the records still left
+  // (and the task's share too, when no thread took the task by then, as the split check does).
+  // The result is Check's of the bytes `fill` wrote, exactly: a payload either share refuses, or
+  // whose shares' budgets add up past a bound, is checked again in order, so the status is that
+  // of its first failure. When `fill` fails, its status. Below `split_bytes`, or without `post`,
+  // `fill` runs first and the check with `post` follows. `sections.check` as for the split check.
+  // Allocates `size` bytes first: the caller bounds `size` (a file's decoded size is).
+  static Result<CheckedPayload> CheckWhileFilled(std::uint64_t size, const Fill& fill,
+                                                 FileBudget* budget,
+                                                 const SectionCheck& sections, const Post& post,
+                                                 std::size_t split_bytes = kSplitBytes);
+
   const ChunkTables& tables() const { return tables_; }
   // The records after the tables; record `i` here is record i + 1 of the payload.
   std::size_t size() const { return spans_.size(); }
@@ -238,10 +257,13 @@ class CheckedPayload {
   // `sections`, their spans (offsets from `base`) appended to `spans`. The first failure of
   // `sections` is returned at once, or, with `section_error`, kept there while the structure
   // check goes on (and `sections` is asked no more).
+  // With `gate`, each record waits for its bytes first, and the walk may stop early (Gate).
+  class Gate;
   static Status CheckRange(ByteReader& in, std::uint64_t from, std::uint64_t to,
                            std::uint64_t count, const ChunkTables& tables, FileBudget* budget,
                            const SectionCheck& sections, const std::uint8_t* base,
-                           std::vector<Span>* spans, Status* section_error = nullptr);
+                           std::vector<Span>* spans, Status* section_error = nullptr,
+                           Gate* gate = nullptr);
   ByteView RecordBytes(std::size_t i) const {
     return ByteView(bytes_.data() + spans_[i].offset, spans_[i].size);
   }

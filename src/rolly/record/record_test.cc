@@ -4,12 +4,15 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
@@ -640,6 +643,159 @@ TEST_F(EverythingTest, ASplitCheckGivesWhatTheCheckInOrderGives) {
         EXPECT_EQ(split(*b, *post, &untouched).status(), want.status()) << at;
         EXPECT_EQ(untouched, FileBudget{});
       }
+    }
+  }
+}
+
+// A check of bytes that arrive while it runs (CheckWhileFilled) gives what the check in order of
+// the whole bytes gives, however the bytes arrive and whoever takes the follower's task; a fill
+// that fails gives its own status, and the follower waiting on it stops. Over 256 records, so
+// the follower claims more than one batch and the filling thread takes a share of its own.
+TEST_F(EverythingTest, ACheckOfArrivingBytesGivesWhatTheCheckInOrderGives) {
+  Everything e = Sample();
+  auto [p, actor, future, strange] = WithUnknowns(e);
+  Section other{{'Z', 'Z', 'Z', '8'}, {7}};
+  for (std::uint64_t i = 0; i < 900; ++i) {
+    p.records.push_back(i % 7 == 3 ? strange : actor);
+    if (p.records.back().kind != strange.kind) p.records.back().subject = Guid(5, i);
+    if (i % 5 == 0) p.records.back().sections.push_back(other);
+  }
+  ASSERT_OK_AND_ASSIGN(const Bytes bytes, EncodePayload(p));
+  const SectionId asked[] = {other.id, future.id};
+  std::atomic<std::size_t> fail_at{0};  // the record whose sections fail (0: none)
+  std::atomic<int> checks{0};
+  CheckedPayload::SectionCheck sections;
+  sections.ids = asked;
+  sections.check = [&](std::size_t i, std::size_t, ByteView) {
+    ++checks;
+    return i == fail_at ? DamagedError("record " + std::to_string(i) + ": ZZZ8 is bad")
+                        : OkStatus();
+  };
+  std::vector<std::thread> threads;
+  std::vector<std::function<void()>> dropped;
+  const CheckedPayload::Post on_a_thread = [&](std::function<void()> task) {
+    threads.emplace_back(std::move(task));
+  };
+  const CheckedPayload::Post at_once = [](std::function<void()> task) { task(); };
+  const CheckedPayload::Post never = [&](std::function<void()> task) {
+    dropped.push_back(std::move(task));
+  };
+  // Copies `b` in steps of `step` bytes; with `fail_after`, fails once that many arrived.
+  auto filling = [](const Bytes& b, std::size_t step,
+                    std::size_t fail_after = ~std::size_t{0}) -> CheckedPayload::Fill {
+    return [&b, step, fail_after](std::span<std::uint8_t> out,
+                                  const std::function<void(std::size_t)>& arrived) {
+      for (std::size_t at = 0; at < b.size();) {
+        if (at >= fail_after) return DamagedError("the frame stops");
+        const std::size_t n = std::min({step, b.size() - at, fail_after - at});
+        std::copy_n(b.begin() + static_cast<std::ptrdiff_t>(at), n, out.begin() + at);
+        at += n;
+        arrived(at);
+      }
+      return OkStatus();
+    };
+  };
+  auto check = [&](const Bytes& b, const CheckedPayload::Fill& fill,
+                   const CheckedPayload::Post& post, FileBudget* budget) {
+    Result<CheckedPayload> r =
+        CheckedPayload::CheckWhileFilled(b.size(), fill, budget, sections, post, 0);
+    for (std::thread& t : threads) t.join();
+    threads.clear();
+    for (auto& task : dropped) task();  // too late: the check took it back; it does nothing
+    dropped.clear();
+    return r;
+  };
+
+  FileBudget in_order_budget;
+  ASSERT_OK_AND_ASSIGN(const CheckedPayload in_order,
+                       CheckedPayload::Check(bytes, &in_order_budget, sections));
+  const int in_order_checks = checks.exchange(0);
+  for (const std::size_t step : {std::size_t{1}, std::size_t{997}, bytes.size()}) {
+    for (const CheckedPayload::Post* post : {&on_a_thread, &at_once, &never}) {
+      FileBudget budget;
+      ASSERT_OK_AND_ASSIGN(const CheckedPayload checked,
+                           check(bytes, filling(bytes, step), *post, &budget));
+      EXPECT_EQ(checks.exchange(0), in_order_checks) << step;
+      EXPECT_EQ(budget, in_order_budget);
+      EXPECT_EQ(checked.bytes(), bytes);
+      ASSERT_EQ(checked.size(), in_order.size());
+      for (std::size_t i = 0; i < checked.size(); ++i) {
+        EXPECT_EQ(checked.Get(i), in_order.Get(i)) << i;
+        EXPECT_EQ(checked.kind(i), in_order.kind(i)) << i;
+        EXPECT_EQ(checked.subject(i), in_order.subject(i)) << i;
+        EXPECT_EQ(checked.layout(i), in_order.layout(i)) << i;
+        EXPECT_EQ(checked.FirstChecked(i), in_order.FirstChecked(i)) << i;
+      }
+    }
+  }
+
+  // The follower checks records before the last bytes arrive: this fill waits, half way, until
+  // a record was checked.
+  std::mutex m;
+  std::condition_variable cv;
+  std::atomic<bool> followed{false};
+  sections.check = [&](std::size_t, std::size_t, ByteView) {
+    std::lock_guard lock(m);
+    followed = true;
+    cv.notify_all();
+    return OkStatus();
+  };
+  const CheckedPayload::Fill waits_half_way = [&](std::span<std::uint8_t> out,
+                                                  const std::function<void(std::size_t)>& arrived) {
+    const std::size_t half = bytes.size() / 2;
+    std::copy_n(bytes.begin(), half, out.begin());
+    arrived(half);
+    std::unique_lock lock(m);
+    cv.wait_for(lock, std::chrono::seconds(30), [&] { return followed.load(); });
+    lock.unlock();
+    std::copy(bytes.begin() + static_cast<std::ptrdiff_t>(half), bytes.end(), out.begin() + half);
+    arrived(bytes.size());
+    return OkStatus();
+  };
+  FileBudget budget;
+  EXPECT_OK(check(bytes, waits_half_way, on_a_thread, &budget).status());
+  EXPECT_TRUE(followed);
+  EXPECT_EQ(budget, in_order_budget);
+  sections.check = [&](std::size_t i, std::size_t, ByteView) {
+    ++checks;
+    return i == fail_at ? DamagedError("record " + std::to_string(i) + ": ZZZ8 is bad")
+                        : OkStatus();
+  };
+
+  // Below `split_bytes`, the fill runs, then the check, and `post` is not called.
+  FileBudget small;
+  EXPECT_THAT(CheckedPayload::CheckWhileFilled(bytes.size(), filling(bytes, 997), &small, sections,
+                                               never, bytes.size() + 1),
+              IsOk());
+  EXPECT_TRUE(dropped.empty());
+
+  // Refused early, late, by a cut, by a byte after the last record, both ways at once: the
+  // status of the check in order; the budget left as it was.
+  const Bytes cut(bytes.begin(), bytes.end() - 1);
+  Bytes longer = bytes;
+  longer.push_back(0);
+  for (const std::size_t at : {std::size_t{1}, std::size_t{36}, std::size_t{880}}) {
+    fail_at = at;
+    for (const Bytes* b : {&bytes, &cut, static_cast<const Bytes*>(&longer)}) {
+      const Result<CheckedPayload> want = CheckedPayload::Check(*b, nullptr, sections);
+      ASSERT_FALSE(want.ok());
+      for (const CheckedPayload::Post* post : {&on_a_thread, &at_once, &never}) {
+        FileBudget untouched;
+        EXPECT_EQ(check(*b, filling(*b, 997), *post, &untouched).status(), want.status()) << at;
+        EXPECT_EQ(untouched, FileBudget{});
+      }
+    }
+  }
+  fail_at = 0;
+  // A fill that fails, before any byte, part way, one byte short: its status, the follower
+  // released (the threads join), the budget as it was.
+  for (const std::size_t after : {std::size_t{0}, bytes.size() / 2, bytes.size() - 1}) {
+    for (const CheckedPayload::Post* post : {&on_a_thread, &at_once, &never}) {
+      FileBudget untouched;
+      EXPECT_THAT(check(bytes, filling(bytes, 997, after), *post, &untouched),
+                  StatusIs(StatusCode::kDamaged, HasSubstr("the frame stops")))
+          << after;
+      EXPECT_EQ(untouched, FileBudget{});
     }
   }
 }
