@@ -1,5 +1,6 @@
 #include "rolly/game/save_system.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -15,6 +16,10 @@ namespace rolly::game {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// World chunks of at least this many decoded bytes are decoded on the worker that checks them,
+// as their records are checked (CheckedPayload::CheckWhileFilled); smaller ones by the store.
+constexpr std::uint64_t kDecodeWhileCheckingFrom = record::CheckedPayload::kSplitBytes;
 
 // Where a check hands half of a large chunk's records: another of the workers. (The worker
 // checking takes the half back itself when none is free, so a busy pool makes it wait on no one.)
@@ -326,30 +331,55 @@ void SaveSystem::Load(std::string_view slot, const LoadOptions& options, LoadCal
   EndLoadOnThrow ends_if_call_throws{this, state};
   if (events_) events_->OnLoadStarted(name);
   Progress(LoadStage::kReading);
-  store_.Load(name, [this, state, alive = std::weak_ptr<int>(worker_jobs_)](
-                        Result<store::LoadResult> read) mutable {
+  Read(state, true);
+}
+
+void SaveSystem::Read(LoadState* state, bool decode_while_checking) {
+  store::LoadOptions options;
+  if (decode_while_checking) options.leave_encoded_from = kDecodeWhileCheckingFrom;
+  store_.Load(state->slot, options, [this, state, alive = std::weak_ptr<int>(worker_jobs_)](
+                                        Result<store::LoadResult> read) mutable {
     if (alive.expired() || load_.get() != state) return;
     if (state->cancelled) return FinishLoad(CancelledError("the load was cancelled"));
     if (!read.ok()) return FinishLoad(read.status());
-    // Checking every record runs on a worker; nothing changes until it passed.
+    // Checking every record runs on a worker; nothing changes until it passed. A chunk the store
+    // left encoded is decoded there, while its records are checked as they arrive.
     EndLoadOnThrow ends_if_check_not_asked{this, state};
     auto file = std::make_shared<store::LoadResult>(std::move(*read));
-    auto world_chunks = [file] {
+    auto undecodable = std::make_shared<bool>(false);  // written on the worker, read after
+    auto world_chunks = [file, undecodable] {
       std::vector<world::WorldChunk> chunks;
-      for (format::Chunk& c : file->file.chunks) {
-        if (!IsWorldChunk(c) || !c.is_decoded()) continue;
+      for (std::size_t k = 0; k < file->file.chunks.size(); ++k) {
+        format::Chunk& c = file->file.chunks[k];
+        if (!IsWorldChunk(c) || !(c.is_decoded() || c.is_left_encoded())) continue;
         world::WorldChunk w;
         std::copy_n(c.id().view().data(), 4, w.id.begin());
         w.key = c.key();
-        w.payload = c.TakeData();
+        if (c.is_decoded()) {
+          w.payload = c.TakeData();
+        } else {
+          w.fill_size = c.decoded_size();
+          w.fill = [file, k, undecodable](std::span<std::uint8_t> out,
+                                          const std::function<void(std::size_t)>& arrived) {
+            format::Chunk& chunk = file->file.chunks[k];
+            Status s = format::DecodeChunk(chunk, out, arrived);
+            *undecodable = !s.ok();
+            chunk.set_data(Bytes());  // its stored bytes are needed no more
+            return s;
+          };
+        }
         chunks.push_back(std::move(w));
       }
       return chunks;
     };
-    CheckOnWorker(std::move(world_chunks), [this, state, file](CheckedGame game) {
+    CheckOnWorker(std::move(world_chunks), [this, state, file, undecodable](CheckedGame game) {
       if (load_.get() != state) return;
       EndLoadOnThrow ends_if_step_throws{this, state};
       if (state->cancelled) return FinishLoad(CancelledError("the load was cancelled"));
+      // A frame that passed every check of the read but does not decode: read again, the store
+      // decoding, so that it takes the other copy instead when that one is valid, as a load
+      // always did.
+      if (!game.ok() && *undecodable) return Read(state, false);
       if (!game.ok()) return FinishLoad(game.status());
       LoadOutcome outcome;
       outcome.copy = file->copy;

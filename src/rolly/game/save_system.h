@@ -162,6 +162,10 @@ class SaveSystem {
   void Fail(std::function<void()> step);
   void Progress(LoadStage stage);
   void FinishLoad(Result<LoadOutcome> result);
+  // Reads the running load's slot, then checks it on a worker and goes on with the load. With
+  // `decode_while_checking`, the store leaves the large world chunks encoded and the check
+  // decodes them (reading again without, should one not decode).
+  void Read(LoadState* state, bool decode_while_checking);
   struct EndLoadOnThrow;
   using CheckedGame = Result<std::shared_ptr<const world::LoadedGame>>;
   // Checks the chunks `chunks` gives (world::LoadedGame::Check) on a worker, then runs `then` with

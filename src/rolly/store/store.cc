@@ -718,7 +718,8 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     return SaveInfo{std::move(job.slot), plan.target, plan.sequence, plan.size};
   }
 
-  Result<LoadResult> LoadNewest(const FileName& name, std::string_view slot) {
+  Result<LoadResult> LoadNewest(const FileName& name, std::string_view slot,
+                                const LoadOptions& options = {}) {
     const FileName a = name.copy() == Copy::kA ? name : name.Other();
     // Copy B is read and verified on another worker meanwhile, when one is free (SideTask).
     CheckedCopy copies[2];
@@ -745,7 +746,9 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
       const std::optional<Copy> newest = c.Newest();
       if (!newest) break;
       CheckedCopy& chosen = copies[static_cast<int>(*newest)];
-      Result<format::File> file = format::Read(*chosen.verified, read_options_);
+      format::ReadOptions read = read_options_;
+      read.leave_encoded_from = options.leave_encoded_from;
+      Result<format::File> file = format::Read(*chosen.verified, read);
       if (!file.ok()) {
         c.Of(*newest).state = StateOf(file.status());
         c.Of(*newest).why = file.status();
@@ -1502,6 +1505,10 @@ void Store::Save(std::string_view slot, FileMaker make, SaveCallback done) {
 }
 
 void Store::Load(std::string_view slot, LoadCallback done) {
+  Load(slot, LoadOptions{}, std::move(done));
+}
+
+void Store::Load(std::string_view slot, const LoadOptions& options, LoadCallback done) {
   Impl::Counted request(*impl_, Impl::Counted::kOperation);
   auto op = impl_->Ask(std::move(done));
   Result<FileName> name = FileName::ForSlot(impl_->options().prefix, slot, Copy::kA);
@@ -1511,8 +1518,8 @@ void Store::Load(std::string_view slot, LoadCallback done) {
     return;
   }
   auto self = impl_;
-  self->AnswerInTurn(name->base(), op, [self, name = *name, slot = std::string(slot)] {
-    return self->LoadNewest(name, slot);
+  self->AnswerInTurn(name->base(), op, [self, name = *name, slot = std::string(slot), options] {
+    return self->LoadNewest(name, slot, options);
   });
   request.HandedOn();
 }

@@ -115,6 +115,17 @@ enum class CopyState : std::uint8_t {
   kFailed,   // could not be read (StorageFailed, SignedOut)
 };
 
+// How a load reads the copy it takes.
+struct LoadOptions {
+  // The copy's zstd chunks of at least this many decoded bytes are checked but left encoded
+  // (format::ReadOptions::leave_encoded_from), for a caller that decodes them as it goes through
+  // them (format::DecodeChunk). A frame that passes every check but fails part way through its
+  // decoding is then found by that caller, not by the load, which takes the copy all the same:
+  // such a caller loads again without this to have the other copy taken instead (as the load
+  // takes it for a frame it decodes itself).
+  std::uint64_t leave_encoded_from = format::kNeverLeaveEncoded;
+};
+
 // What a load found.
 struct LoadResult {
   format::File file;
@@ -271,6 +282,8 @@ class Store {
   //                  read may hold the newest save, so the other is not returned in its place);
   //   InvalidInput   the slot name breaks a rule.
   void Load(std::string_view slot, LoadCallback done);
+  // As Load, reading the copy taken as `options` say.
+  void Load(std::string_view slot, const LoadOptions& options, LoadCallback done);
 
   // Reads one copy as it is, writing nothing (for inspectors and tools). Statuses as Load.
   void LoadCopy(std::string_view slot, Copy copy, LoadCallback done);

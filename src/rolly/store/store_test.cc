@@ -252,6 +252,10 @@ class StoreTest : public ::testing::Test {
     return Run<Result<LoadResult>>(
         store, [&](Store::LoadCallback done) { store.Load(slot, std::move(done)); });
   }
+  Result<LoadResult> Load(Store& store, std::string_view slot, const LoadOptions& options) {
+    return Run<Result<LoadResult>>(
+        store, [&](Store::LoadCallback done) { store.Load(slot, options, std::move(done)); });
+  }
   Result<LoadResult> LoadCopy(Store& store, std::string_view slot, Copy copy) {
     return Run<Result<LoadResult>>(
         store, [&](Store::LoadCallback done) { store.LoadCopy(slot, copy, std::move(done)); });
@@ -394,6 +398,38 @@ TEST_F(StoreTest, DamagedNewestCopyFallsBackToTheOther) {
   ASSERT_OK_AND_ASSIGN(const SaveInfo info, Save(store, "s", MakeFile("newer")));
   EXPECT_EQ(info.copy, Copy::kB);
   EXPECT_EQ(info.sequence, 2u);
+}
+
+// A load asked to leave large chunks encoded takes the copy Load takes, with its zstd chunks of
+// at least the size asked left encoded, for the caller to decode (format::DecodeChunk).
+TEST_F(StoreTest, ALoadLeavesTheChunksAskedForEncoded) {
+  MemoryBackend backend;
+  Store store(backend, workers_, mailbox_);
+  ASSERT_OK(Save(store, "s", MakeFile("old", 500, 1)).status());
+  format::File file = MakeFile("new", 500, 2);
+  Bytes large(200000);
+  for (std::size_t i = 0; i < large.size(); ++i) large[i] = static_cast<std::uint8_t>(i / 7 % 13);
+  file.chunks.emplace_back(format::kTestChunk, "large", large);
+  ASSERT_OK(Save(store, "s", std::move(file)).status());
+  for (const std::uint64_t from : {std::uint64_t{large.size()}, std::uint64_t{large.size() + 1}}) {
+    LoadOptions options;
+    options.leave_encoded_from = from;
+    ASSERT_OK_AND_ASSIGN(LoadResult loaded, Load(store, "s", options));
+    EXPECT_EQ(loaded.copy, Copy::kB);
+    EXPECT_EQ(loaded.file.header.title, "new");
+    EXPECT_FALSE(loaded.recovered);
+    ASSERT_EQ(loaded.file.chunks.size(), 2u);
+    EXPECT_TRUE(loaded.file.chunks[0].is_decoded());  // stored as it is: not zstd
+    const format::Chunk& c = loaded.file.chunks[1];
+    if (from > large.size()) {
+      EXPECT_EQ(c.data(), large);
+      continue;
+    }
+    ASSERT_TRUE(c.is_left_encoded());
+    Bytes out(c.decoded_size());
+    ASSERT_OK(format::DecodeChunk(c, out, [](std::size_t) {}));
+    EXPECT_EQ(out, large);
+  }
 }
 
 // A copy far larger than any file may be (a sparse file of 64 GiB) is read no further than a

@@ -178,8 +178,21 @@ Result<std::shared_ptr<const LoadedGame>> LoadedGame::Check(
       section_failure = failure;
       return failure;
     };
+    bool fill_failed = false;
+    record::CheckedPayload::Fill fill;
+    if (c.fill) {
+      fill = [&c, &fill_failed](std::span<std::uint8_t> out,
+                                const std::function<void(std::size_t)>& arrived) {
+        Status s = c.fill(out, arrived);
+        fill_failed = !s.ok();
+        return s;
+      };
+    }
     Result<record::CheckedPayload> payload =
-        record::CheckedPayload::Check(std::move(c.payload), &budget, sections, post);
+        c.fill ? record::CheckedPayload::CheckWhileFilled(c.fill_size, fill, &budget, sections,
+                                                          post)
+               : record::CheckedPayload::Check(std::move(c.payload), &budget, sections, post);
+    if (fill_failed) return payload.status();
     if (!payload.ok()) {
       // A world section's failure names the chunk already.
       if (!section_failure.ok() && payload.status() == section_failure) return section_failure;

@@ -80,7 +80,16 @@ struct WorldChunk {
   ChunkId id{};
   std::string key;
   Bytes payload;
-  friend bool operator==(const WorldChunk&, const WorldChunk&) = default;
+  // For a chunk whose bytes are not in `payload` (left empty) but come as LoadedGame::Check
+  // checks them: `fill` writes its `fill_size` bytes, front to back, while its records are
+  // checked (a chunk decoded as it is checked: record::CheckedPayload::CheckWhileFilled).
+  std::uint64_t fill_size = 0;
+  record::CheckedPayload::Fill fill = nullptr;
+  // Two chunks with fills are equal when the rest is: a function is not compared.
+  friend bool operator==(const WorldChunk& a, const WorldChunk& b) {
+    return a.id == b.id && a.key == b.key && a.payload == b.payload &&
+           a.fill_size == b.fill_size && !a.fill == !b.fill;
+  }
 };
 
 // What a load did, for the game's log and for tests.
@@ -140,6 +149,9 @@ class LoadedGame {
   // one file budget and `registry`: Damaged or NewerVersion as CheckedPayload::Check says, naming
   // the chunk. With `post` (a worker pool's Post), a large chunk's records are checked in two
   // halves, one on a thread `post` hands its task to (CheckedPayload::Check), with the same result.
+  // A chunk with a fill is filled here, on the calling thread, while that thread checks what has
+  // arrived (CheckedPayload::CheckWhileFilled); when its fill fails, Check returns the fill's
+  // status as it is.
   static Result<std::shared_ptr<const LoadedGame>> Check(
       std::vector<WorldChunk> chunks, const reflect::TypeRegistry& registry,
       const record::CheckedPayload::Post& post = {});
