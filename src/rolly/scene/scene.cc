@@ -794,6 +794,10 @@ void Scene::DestroyMany(const std::vector<Guid>& ids) {
   std::vector<Guid> gone_list;
   GuidSet gone_ids;
   GuidSet gone;  // by address (GoneKey)
+  // Room for every ID, and for an actor and a component or two each: the sets grow no more.
+  gone_list.reserve(ids.size());
+  gone_ids.Reserve(ids.size());
+  gone.Reserve(ids.size() * 3);
   for (Guid id : ids) {
     if (Actor* a = w.Find(id); a != nullptr && gone_ids.Insert(id)) {
       gone_list.push_back(id);
