@@ -268,8 +268,9 @@ Result<File> Read(ByteView bytes, const ReadOptions& options = {});
 
 // Decodes a chunk Read left encoded (Chunk::is_left_encoded) into `out`, which must be exactly its
 // decoded size, front to back in steps: after each, `arrived(n)` is told that the first n bytes of
-// `out` are final (n grows, up to out.size() when the chunk decodes; `arrived` must not throw).
-// So another thread may read each byte once it has arrived. Returns Ok, or:
+// `out` are final (n grows; `arrived` must not throw). So another thread may read each byte once
+// it has arrived. Only the status says whether the chunk decoded: n may reach out.size() before
+// a failure is found (a block producing more than its frame declares). Returns Ok, or:
 //   Damaged       the frame does not decode to exactly its size (the bytes of `out` are then
 //                 unspecified); the message says why, not which chunk;
 //   InvalidInput  the chunk is not left encoded, or `out` is not its decoded size.

@@ -372,14 +372,19 @@ void SaveSystem::Read(LoadState* state, bool decode_while_checking) {
       }
       return chunks;
     };
-    CheckOnWorker(std::move(world_chunks), [this, state, file, undecodable](CheckedGame game) {
-      if (load_.get() != state) return;
+    // A frame that passed every check of the read but does not decode: the slot is read again,
+    // the store decoding, so that it takes the other copy instead when that one is valid, as a
+    // load always did, and knows the copy damaged for the saves after. So it is read again also
+    // for a load cancelled meanwhile (which ends at that read's answer), or gone.
+    CheckOnWorker(std::move(world_chunks), [this, state, file, undecodable,
+                                            slot = state->slot](CheckedGame game) {
+      if (load_.get() != state) {
+        if (*undecodable) store_.Load(slot, [](Result<store::LoadResult>) {});
+        return;
+      }
       EndLoadOnThrow ends_if_step_throws{this, state};
+      if (*undecodable) return Read(state, false);
       if (state->cancelled) return FinishLoad(CancelledError("the load was cancelled"));
-      // A frame that passed every check of the read but does not decode: read again, the store
-      // decoding, so that it takes the other copy instead when that one is valid, as a load
-      // always did.
-      if (!game.ok() && *undecodable) return Read(state, false);
       if (!game.ok()) return FinishLoad(game.status());
       LoadOutcome outcome;
       outcome.copy = file->copy;

@@ -1154,12 +1154,17 @@ Result<CheckedPayload> CheckedPayload::CheckWhileFilled(std::uint64_t size, cons
   std::size_t mid_at = 0;
   ByteReader in(bytes);
   if (ReadHead(in, &count, &tables).ok() && count >= 3) {
-    std::lock_guard lock(share.mutex);
-    const std::uint64_t claimed = std::min(count, share.to);
-    mid = claimed + (count - claimed) / 2;
-    share.stop = mid;
-    const std::uint64_t from = share.from;
-    const std::size_t at = share.at != 0 ? share.at : in.position();
+    std::uint64_t from = 1;
+    std::size_t at = 0;
+    {
+      std::lock_guard lock(share.mutex);
+      const std::uint64_t claimed = std::min(count, share.to);
+      mid = claimed + (count - claimed) / 2;
+      share.stop = mid;
+      from = share.from;
+      at = share.at != 0 ? share.at : in.position();
+    }
+    // (Walked with the lock let go: the follower claims nothing past `mid` now.)
     shared = at <= bytes.size();
     ByteReader walk = in;
     shared = shared && walk.Skip(at - std::min(at, in.position()));

@@ -184,7 +184,9 @@ class CheckedPayload {
   // whose shares' budgets add up past a bound, is checked again in order, so the status is that
   // of its first failure. When `fill` fails, its status. Below `split_bytes`, or without `post`,
   // `fill` runs first and the check with `post` follows. `sections.check` as for the split check.
-  // Allocates `size` bytes first: the caller bounds `size` (a file's decoded size is).
+  // Allocates `size` bytes first: the caller bounds `size` (a file's decoded size is). The task
+  // handed to `post` waits for bytes while it runs, so `post` must not wait for the task to end
+  // (a pool's Post queues it; one that runs it at once leaves it to the join, as SideTask says).
   static Result<CheckedPayload> CheckWhileFilled(std::uint64_t size, const Fill& fill,
                                                  FileBudget* budget,
                                                  const SectionCheck& sections, const Post& post,

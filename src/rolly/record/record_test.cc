@@ -650,12 +650,13 @@ TEST_F(EverythingTest, ASplitCheckGivesWhatTheCheckInOrderGives) {
 // A check of bytes that arrive while it runs (CheckWhileFilled) gives what the check in order of
 // the whole bytes gives, however the bytes arrive and whoever takes the follower's task; a fill
 // that fails gives its own status, and the follower waiting on it stops. Over 256 records, so
-// the follower claims more than one batch and the filling thread takes a share of its own.
+// the follower claims more than one batch and the filling thread takes a share of its own; over
+// 4,096 bytes of head and records, so the follower tries the head on more than one prefix.
 TEST_F(EverythingTest, ACheckOfArrivingBytesGivesWhatTheCheckInOrderGives) {
   Everything e = Sample();
   auto [p, actor, future, strange] = WithUnknowns(e);
   Section other{{'Z', 'Z', 'Z', '8'}, {7}};
-  for (std::uint64_t i = 0; i < 900; ++i) {
+  for (std::uint64_t i = 0; i < 5000; ++i) {
     p.records.push_back(i % 7 == 3 ? strange : actor);
     if (p.records.back().kind != strange.kind) p.records.back().subject = Guid(5, i);
     if (i % 5 == 0) p.records.back().sections.push_back(other);
@@ -762,6 +763,22 @@ TEST_F(EverythingTest, ACheckOfArrivingBytesGivesWhatTheCheckInOrderGives) {
                         : OkStatus();
   };
 
+  // The first 4,096 bytes alone for a while: too few for the head (the record count is larger),
+  // so the follower tries a longer prefix, and the check is still the one in order's.
+  const CheckedPayload::Fill head_first = [&](std::span<std::uint8_t> out,
+                                              const std::function<void(std::size_t)>& arrived) {
+    std::copy(bytes.begin(), bytes.end(), out.begin());
+    arrived(4096);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    arrived(bytes.size());
+    return OkStatus();
+  };
+  ASSERT_LT(4096u, in_order.size());
+  budget = FileBudget();
+  EXPECT_OK(check(bytes, head_first, on_a_thread, &budget).status());
+  EXPECT_EQ(checks.exchange(0), in_order_checks);
+  EXPECT_EQ(budget, in_order_budget);
+
   // Below `split_bytes`, the fill runs, then the check, and `post` is not called.
   FileBudget small;
   EXPECT_THAT(CheckedPayload::CheckWhileFilled(bytes.size(), filling(bytes, 997), &small, sections,
@@ -774,7 +791,7 @@ TEST_F(EverythingTest, ACheckOfArrivingBytesGivesWhatTheCheckInOrderGives) {
   const Bytes cut(bytes.begin(), bytes.end() - 1);
   Bytes longer = bytes;
   longer.push_back(0);
-  for (const std::size_t at : {std::size_t{1}, std::size_t{36}, std::size_t{880}}) {
+  for (const std::size_t at : {std::size_t{1}, std::size_t{36}, std::size_t{4880}}) {
     fail_at = at;
     for (const Bytes* b : {&bytes, &cut, static_cast<const Bytes*>(&longer)}) {
       const Result<CheckedPayload> want = CheckedPayload::Check(*b, nullptr, sections);
@@ -787,6 +804,26 @@ TEST_F(EverythingTest, ACheckOfArrivingBytesGivesWhatTheCheckInOrderGives) {
     }
   }
   fail_at = 0;
+  // A head that does not read (the record count made 0), and a payload of one record after the
+  // tables, too few to share: the check in order's answer.
+  Bytes no_count = bytes;
+  no_count[0] = 0;
+  Everything few = Sample();
+  auto [q, one, q_future, q_strange] = WithUnknowns(few);
+  q.records.assign(1, one);
+  ASSERT_OK_AND_ASSIGN(const Bytes short_payload, EncodePayload(q));
+  for (const Bytes* b : {static_cast<const Bytes*>(&no_count), &short_payload}) {
+    const Result<CheckedPayload> want = CheckedPayload::Check(*b, nullptr, sections);
+    for (const CheckedPayload::Post* post : {&on_a_thread, &at_once, &never}) {
+      const Result<CheckedPayload> got = check(*b, filling(*b, 997), *post, nullptr);
+      EXPECT_EQ(got.status(), want.status());
+      if (got.ok() && want.ok()) {
+        EXPECT_EQ(got->size(), want->size());
+      }
+    }
+  }
+  EXPECT_THAT(CheckedPayload::Check(no_count, nullptr, sections),
+              StatusIs(StatusCode::kDamaged, HasSubstr("record count")));
   // A fill that fails, before any byte, part way, one byte short: its status, the follower
   // released (the threads join), the budget as it was.
   for (const std::size_t after : {std::size_t{0}, bytes.size() / 2, bytes.size() - 1}) {

@@ -3426,9 +3426,12 @@ TEST_F(SaveLoadTest, AWorldChunkThatDoesNotDecodeIsLoadedFromTheOtherCopy) {
   ByteView frame;
   for (const format::Chunk& c : file.chunks) {
     const format::ChunkId id = c.id();
-    if (id.view() == "WRLD") frame = c.stored();
+    if (id.view() != "WRLD") continue;
+    frame = c.stored();
+    // Large enough for the load to decode it while checking it.
+    EXPECT_GE(c.decoded_size(), record::CheckedPayload::kSplitBytes);
   }
-  ASSERT_GT(frame.size(), 1000u);
+  ASSERT_GT(frame.size(), 128u * 1024);
   const auto at = std::search(bytes->begin(), bytes->end(), frame.begin(), frame.end());
   ASSERT_NE(at, bytes->end());
   const std::size_t frame_at = static_cast<std::size_t>(at - bytes->begin());
@@ -3437,12 +3440,14 @@ TEST_F(SaveLoadTest, AWorldChunkThatDoesNotDecodeIsLoadedFromTheOtherCopy) {
   // only to decode.
   std::optional<Bytes> garbled;
   for (std::size_t k = 0; k < 64 && !garbled; ++k) {
+    const std::size_t from = frame.size() / 2 + k * 997;
+    if (from + 64 > frame.size()) break;
     Bytes b = *bytes;
-    std::fill_n(b.begin() + static_cast<std::ptrdiff_t>(frame_at + frame.size() / 2 + k * 997),
-                64, std::uint8_t{0xFF});
+    std::fill_n(b.begin() + static_cast<std::ptrdiff_t>(frame_at + from), 64, std::uint8_t{0xFF});
     format_testing::Reseal(&b);
     const Status whole = format::Read(b).status();
-    if (format::Read(b, left).ok() && whole.message().find("does not decode") != std::string::npos) {
+    if (format::Read(b, left).ok() &&
+        whole.message().find("does not decode") != std::string::npos) {
       garbled = std::move(b);
     }
   }

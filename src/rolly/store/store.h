@@ -122,7 +122,9 @@ struct LoadOptions {
   // them (format::DecodeChunk). A frame that passes every check but fails part way through its
   // decoding is then found by that caller, not by the load, which takes the copy all the same:
   // such a caller loads again without this to have the other copy taken instead (as the load
-  // takes it for a frame it decodes itself).
+  // takes it for a frame it decodes itself), and the store to know the copy damaged. Until then
+  // the store holds that copy valid, as it holds a copy it verified but never decoded: its next
+  // save goes to the other copy.
   std::uint64_t leave_encoded_from = format::kNeverLeaveEncoded;
 };
 

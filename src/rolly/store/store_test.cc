@@ -503,6 +503,9 @@ TEST_F(StoreTest, NewerVersionCopyIsNeverOverwrittenWhileTheOtherCanTakeTheWrite
   }
 
   // Both copies newer (changed while no store was open): a save is refused and writes nothing.
+  // The closed store's last turn ends on a worker just after its reply, and until it has, a store
+  // over the backend would take what it knew of the copies: the workers go idle first.
+  workers_.WaitUntilIdle();
   backend.Poke(SlotFile("s", Copy::kB), newer);
   Store fresh(backend, workers_, mailbox_);
   EXPECT_THAT(Save(fresh, "s", MakeFile("ours")), StatusIs(StatusCode::kNewerVersion));

@@ -195,7 +195,7 @@ Status ZstdDecodeInSteps(ByteView src, std::span<std::uint8_t> out,
   if (ZSTD_isError(ZSTD_DCtx_setParameter(dctx, ZSTD_d_stableOutBuffer, 1)) ||
       ZSTD_isError(ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, ZSTD_WINDOWLOG_MAX))) {
     ZSTD_DCtx_reset(dctx, ZSTD_reset_session_and_parameters);
-    return DoesNotDecode(0);
+    return DamagedError("zstd frame does not decode (the decoder could not be set up)");
   }
   ZSTD_outBuffer to{out.data(), out.size(), 0};
   std::size_t fed = 0;

@@ -56,9 +56,9 @@ Status ZstdDecompress(ByteView src, std::uint64_t decoded_size, Bytes* out);
 
 // Decodes a frame CheckZstdFrame passed into `out`, exactly its declared size, front to back in
 // steps: after each that wrote, `arrived(n)` is told that the first n bytes of `out` are final (n
-// grows, up to out.size() when the frame decodes). Allocates nothing but what zstd keeps with the
-// thread's context (an input block). Fails as ZstdDecompress when the frame does not decode; the
-// bytes of `out` are unspecified then.
+// grows; only the status says whether the frame decoded). Allocates nothing but what zstd keeps
+// with the thread's context (an input block). Fails as ZstdDecompress when the frame does not
+// decode; the bytes of `out` are unspecified then.
 Status ZstdDecodeInSteps(ByteView src, std::span<std::uint8_t> out,
                          const std::function<void(std::size_t)>& arrived);
 // The compressed bytes each step of ZstdDecodeInSteps gives zstd.
