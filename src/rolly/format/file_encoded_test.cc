@@ -220,27 +220,36 @@ TEST(FileVerifyTest, ReadOfVerifiedBytesIsReadOfTheBytes) {
   EXPECT_THAT(Read(verified, bounded), StatusIs(StatusCode::kInvalidInput));
 }
 
-// Every error fixture gets the same status from Verify as from Read, but for chunks that pass
-// their checksums and fail only to decode, which Verify does not decode.
-TEST(FileVerifyTest, AgreesWithReadOnEveryErrorFixture) {
-  int checked = 0;
+// The files of tests/fixtures/format-errors, each with its path.
+std::vector<std::pair<std::filesystem::path, Bytes>> ErrorFixtures() {
+  std::vector<std::pair<std::filesystem::path, Bytes>> out;
   for (const auto& entry :
        std::filesystem::directory_iterator("tests/fixtures/format-errors")) {
     if (entry.path().extension() != ".rsav") continue;
     std::ifstream in(entry.path(), std::ios::binary);
-    const Bytes bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    out.emplace_back(entry.path(), Bytes((std::istreambuf_iterator<char>(in)),
+                                         std::istreambuf_iterator<char>()));
+  }
+  return out;
+}
+
+// Every error fixture gets the same status from Verify as from Read, but for chunks that pass
+// their checksums and fail only to decode, which Verify does not decode.
+TEST(FileVerifyTest, AgreesWithReadOnEveryErrorFixture) {
+  int checked = 0;
+  for (const auto& [path, bytes] : ErrorFixtures()) {
     const Status read = Read(bytes).status();
     const Status verify = Verify(bytes).status();
     const Result<VerifiedBytes> verified = VerifyForRead(bytes);
-    EXPECT_EQ(verified.status(), verify) << entry.path();
+    EXPECT_EQ(verified.status(), verify) << path;
     if (read.message().find("zstd frame") != std::string_view::npos) {
-      EXPECT_OK(verify) << entry.path();
+      EXPECT_OK(verify) << path;
       // The decode after the verify finds what Read finds.
       if (verified.ok()) {
-        EXPECT_EQ(Read(*verified).status(), read) << entry.path();
+        EXPECT_EQ(Read(*verified).status(), read) << path;
       }
     } else {
-      EXPECT_EQ(verify, read) << entry.path();
+      EXPECT_EQ(verify, read) << path;
     }
     ++checked;
   }
@@ -341,14 +350,10 @@ TEST(FileLeftEncodedTest, DecodeChunkRefusesAChunkNotLeftEncodedOrABufferOfAnoth
 // a check that needs no decoding.
 TEST(FileLeftEncodedTest, ErrorFixturesFailReadAsBeforeWhenLeftEncoded) {
   int checked = 0;
-  for (const auto& entry :
-       std::filesystem::directory_iterator("tests/fixtures/format-errors")) {
-    if (entry.path().extension() != ".rsav") continue;
-    std::ifstream in(entry.path(), std::ios::binary);
-    const Bytes bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const auto& [path, bytes] : ErrorFixtures()) {
     ReadOptions options;
     options.leave_encoded_from = 0;
-    EXPECT_EQ(Read(bytes, options).status(), Read(bytes).status()) << entry.path();
+    EXPECT_EQ(Read(bytes, options).status(), Read(bytes).status()) << path;
     ++checked;
   }
   EXPECT_GT(checked, 10);

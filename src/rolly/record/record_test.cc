@@ -262,8 +262,70 @@ class EverythingTest : public ::testing::Test {
     u.strange.unknown = {0xDE, 0xAD, 0xBE, 0xEF, 0x80};
     return u;
   }
+  // WithUnknowns' payload with `n` records: the actor under subjects of its own and the strange
+  // record in turn, every fifth with a ZZZ8 section.
+  Result<Bytes> ManyRecords(std::size_t n) {
+    auto [p, actor, future, strange] = WithUnknowns(Sample());
+    const Section other{{'Z', 'Z', 'Z', '8'}, {7}};
+    for (std::uint64_t i = 0; i < n; ++i) {
+      p.records.push_back(i % 7 == 3 ? strange : actor);
+      if (p.records.back().kind != strange.kind) p.records.back().subject = Guid(5, i);
+      if (i % 5 == 0) p.records.back().sections.push_back(other);
+    }
+    return EncodePayload(p);
+  }
   TypeRegistry registry_;
   const reflect::ClassInfo* cls_ = nullptr;
+};
+
+// That `got` holds the bytes and records of `want`, as its index tells them.
+void ExpectSameRecords(const CheckedPayload& got, const CheckedPayload& want) {
+  EXPECT_EQ(got.bytes(), want.bytes());
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got.Get(i), want.Get(i)) << i;
+    EXPECT_EQ(got.kind(i), want.kind(i)) << i;
+    EXPECT_EQ(got.subject(i), want.subject(i)) << i;
+    EXPECT_EQ(got.layout(i), want.layout(i)) << i;
+    EXPECT_EQ(got.FirstChecked(i), want.FirstChecked(i)) << i;
+  }
+}
+
+// What the tests of a check on two threads share: a check of ManyRecords' sections (ZZZ8, and
+// WithUnknowns' ZZZ9) that counts its calls and refuses record `fail_at` (0: none), and three ways
+// to hand the second thread its task: a thread of its own, at once, or never (the check then
+// takes it back). Settle() joins the threads and runs the tasks never run, too late to do any.
+struct TwoThreadCheck {
+  TwoThreadCheck() {
+    sections.ids = asked;
+    CountAndRefuse();
+  }
+  void CountAndRefuse() {
+    sections.check = [this](std::size_t i, std::size_t, ByteView) {
+      ++checks;
+      return i == fail_at ? DamagedError("record " + std::to_string(i) + ": ZZZ8 is bad")
+                          : OkStatus();
+    };
+  }
+  void Settle() {
+    for (std::thread& t : threads) t.join();
+    threads.clear();
+    for (auto& task : dropped) task();
+    dropped.clear();
+  }
+  const SectionId asked[2] = {{'Z', 'Z', 'Z', '8'}, {'Z', 'Z', 'Z', '9'}};
+  std::atomic<std::size_t> fail_at{0};
+  std::atomic<int> checks{0};
+  CheckedPayload::SectionCheck sections;
+  std::vector<std::thread> threads;
+  std::vector<std::function<void()>> dropped;
+  const CheckedPayload::Post on_a_thread = [this](std::function<void()> task) {
+    threads.emplace_back(std::move(task));
+  };
+  const CheckedPayload::Post at_once = [](std::function<void()> task) { task(); };
+  const CheckedPayload::Post never = [this](std::function<void()> task) {
+    dropped.push_back(std::move(task));
+  };
 };
 
 TEST_F(EverythingTest, EveryValueTypeRoundTrips) {
@@ -560,61 +622,24 @@ TEST_F(EverythingTest, FirstCheckedTellsApartTheFirst63SectionsAsked) {
 // layer's sections, in either half) the same status and message. It does whether `post` runs the
 // task on another thread, runs it at once, or never runs it (the caller then takes it back).
 TEST_F(EverythingTest, ASplitCheckGivesWhatTheCheckInOrderGives) {
-  Everything e = Sample();
-  auto [p, actor, future, strange] = WithUnknowns(e);
-  Section other{{'Z', 'Z', 'Z', '8'}, {7}};
-  for (std::uint64_t i = 0; i < 41; ++i) {
-    p.records.push_back(i % 7 == 3 ? strange : actor);
-    if (p.records.back().kind != strange.kind) p.records.back().subject = Guid(5, i);
-    if (i % 5 == 0) p.records.back().sections.push_back(other);
-  }
-  ASSERT_OK_AND_ASSIGN(const Bytes bytes, EncodePayload(p));
-  const SectionId asked[] = {other.id, future.id};
-  std::atomic<std::size_t> fail_at{0};  // the record whose sections fail (0: none)
-  std::atomic<int> checks{0};
-  CheckedPayload::SectionCheck sections;
-  sections.ids = asked;
-  sections.check = [&](std::size_t i, std::size_t, ByteView) {
-    ++checks;
-    return i == fail_at ? DamagedError("record " + std::to_string(i) + ": ZZZ8 is bad")
-                        : OkStatus();
-  };
-  std::vector<std::thread> threads;
-  std::vector<std::function<void()>> dropped;
-  const CheckedPayload::Post on_a_thread = [&](std::function<void()> task) {
-    threads.emplace_back(std::move(task));
-  };
-  const CheckedPayload::Post at_once = [](std::function<void()> task) { task(); };
-  const CheckedPayload::Post never = [&](std::function<void()> task) {
-    dropped.push_back(std::move(task));
-  };
+  ASSERT_OK_AND_ASSIGN(const Bytes bytes, ManyRecords(41));
+  TwoThreadCheck c;
   auto split = [&](const Bytes& b, const CheckedPayload::Post& post, FileBudget* budget) {
-    Result<CheckedPayload> r = CheckedPayload::Check(b, budget, sections, post, 0);
-    for (std::thread& t : threads) t.join();
-    threads.clear();
-    for (auto& task : dropped) task();  // too late: the check took it back; it does nothing
-    dropped.clear();
+    Result<CheckedPayload> r = CheckedPayload::Check(b, budget, c.sections, post, 0);
+    c.Settle();
     return r;
   };
 
   FileBudget in_order_budget;
   ASSERT_OK_AND_ASSIGN(const CheckedPayload in_order,
-                       CheckedPayload::Check(bytes, &in_order_budget, sections));
-  const int in_order_checks = checks.exchange(0);
-  for (const CheckedPayload::Post* post : {&on_a_thread, &at_once, &never}) {
+                       CheckedPayload::Check(bytes, &in_order_budget, c.sections));
+  const int in_order_checks = c.checks.exchange(0);
+  for (const CheckedPayload::Post* post : {&c.on_a_thread, &c.at_once, &c.never}) {
     FileBudget budget;
     ASSERT_OK_AND_ASSIGN(const CheckedPayload checked, split(bytes, *post, &budget));
-    EXPECT_EQ(checks.exchange(0), in_order_checks);
+    EXPECT_EQ(c.checks.exchange(0), in_order_checks);
     EXPECT_EQ(budget, in_order_budget);
-    EXPECT_EQ(checked.bytes(), bytes);
-    ASSERT_EQ(checked.size(), in_order.size());
-    for (std::size_t i = 0; i < checked.size(); ++i) {
-      EXPECT_EQ(checked.Get(i), in_order.Get(i)) << i;
-      EXPECT_EQ(checked.kind(i), in_order.kind(i)) << i;
-      EXPECT_EQ(checked.subject(i), in_order.subject(i)) << i;
-      EXPECT_EQ(checked.layout(i), in_order.layout(i)) << i;
-      EXPECT_EQ(checked.FirstChecked(i), in_order.FirstChecked(i)) << i;
-    }
+    ExpectSameRecords(checked, in_order);
   }
   // Each half holds each answer (a section asked first, another, none), so the split's are
   // compared for all three.
@@ -625,8 +650,8 @@ TEST_F(EverythingTest, ASplitCheckGivesWhatTheCheckInOrderGives) {
   }
   // Below `split_bytes` it is the check in order, and `post` is not called.
   FileBudget small;
-  EXPECT_THAT(CheckedPayload::Check(bytes, &small, sections, never, bytes.size() + 1), IsOk());
-  EXPECT_TRUE(dropped.empty());
+  EXPECT_THAT(CheckedPayload::Check(bytes, &small, c.sections, c.never, bytes.size() + 1), IsOk());
+  EXPECT_TRUE(c.dropped.empty());
 
   // Refused in the first half or the second: by a layer's sections, by a cut, by a byte after the
   // last record, and both ways at once. The budget is left as it was.
@@ -634,11 +659,11 @@ TEST_F(EverythingTest, ASplitCheckGivesWhatTheCheckInOrderGives) {
   Bytes longer = bytes;
   longer.push_back(0);
   for (const std::size_t at : {std::size_t{1}, std::size_t{36}}) {
-    fail_at = at;
+    c.fail_at = at;
     for (const Bytes* b : {&bytes, &cut, static_cast<const Bytes*>(&longer)}) {
-      const Result<CheckedPayload> want = CheckedPayload::Check(*b, nullptr, sections);
+      const Result<CheckedPayload> want = CheckedPayload::Check(*b, nullptr, c.sections);
       ASSERT_FALSE(want.ok());
-      for (const CheckedPayload::Post* post : {&on_a_thread, &at_once, &never}) {
+      for (const CheckedPayload::Post* post : {&c.on_a_thread, &c.at_once, &c.never}) {
         FileBudget untouched;
         EXPECT_EQ(split(*b, *post, &untouched).status(), want.status()) << at;
         EXPECT_EQ(untouched, FileBudget{});
@@ -653,34 +678,8 @@ TEST_F(EverythingTest, ASplitCheckGivesWhatTheCheckInOrderGives) {
 // the follower claims more than one batch and the filling thread takes a share of its own; over
 // 4,096 bytes of head and records, so the follower tries the head on more than one prefix.
 TEST_F(EverythingTest, ACheckOfArrivingBytesGivesWhatTheCheckInOrderGives) {
-  Everything e = Sample();
-  auto [p, actor, future, strange] = WithUnknowns(e);
-  Section other{{'Z', 'Z', 'Z', '8'}, {7}};
-  for (std::uint64_t i = 0; i < 5000; ++i) {
-    p.records.push_back(i % 7 == 3 ? strange : actor);
-    if (p.records.back().kind != strange.kind) p.records.back().subject = Guid(5, i);
-    if (i % 5 == 0) p.records.back().sections.push_back(other);
-  }
-  ASSERT_OK_AND_ASSIGN(const Bytes bytes, EncodePayload(p));
-  const SectionId asked[] = {other.id, future.id};
-  std::atomic<std::size_t> fail_at{0};  // the record whose sections fail (0: none)
-  std::atomic<int> checks{0};
-  CheckedPayload::SectionCheck sections;
-  sections.ids = asked;
-  sections.check = [&](std::size_t i, std::size_t, ByteView) {
-    ++checks;
-    return i == fail_at ? DamagedError("record " + std::to_string(i) + ": ZZZ8 is bad")
-                        : OkStatus();
-  };
-  std::vector<std::thread> threads;
-  std::vector<std::function<void()>> dropped;
-  const CheckedPayload::Post on_a_thread = [&](std::function<void()> task) {
-    threads.emplace_back(std::move(task));
-  };
-  const CheckedPayload::Post at_once = [](std::function<void()> task) { task(); };
-  const CheckedPayload::Post never = [&](std::function<void()> task) {
-    dropped.push_back(std::move(task));
-  };
+  ASSERT_OK_AND_ASSIGN(const Bytes bytes, ManyRecords(5000));
+  TwoThreadCheck c;
   // Copies `b` in steps of `step` bytes; with `fail_after`, fails once that many arrived.
   auto filling = [](const Bytes& b, std::size_t step,
                     std::size_t fail_after = ~std::size_t{0}) -> CheckedPayload::Fill {
@@ -699,34 +698,23 @@ TEST_F(EverythingTest, ACheckOfArrivingBytesGivesWhatTheCheckInOrderGives) {
   auto check = [&](const Bytes& b, const CheckedPayload::Fill& fill,
                    const CheckedPayload::Post& post, FileBudget* budget) {
     Result<CheckedPayload> r =
-        CheckedPayload::CheckWhileFilled(b.size(), fill, budget, sections, post, 0);
-    for (std::thread& t : threads) t.join();
-    threads.clear();
-    for (auto& task : dropped) task();  // too late: the check took it back; it does nothing
-    dropped.clear();
+        CheckedPayload::CheckWhileFilled(b.size(), fill, budget, c.sections, post, 0);
+    c.Settle();
     return r;
   };
 
   FileBudget in_order_budget;
   ASSERT_OK_AND_ASSIGN(const CheckedPayload in_order,
-                       CheckedPayload::Check(bytes, &in_order_budget, sections));
-  const int in_order_checks = checks.exchange(0);
+                       CheckedPayload::Check(bytes, &in_order_budget, c.sections));
+  const int in_order_checks = c.checks.exchange(0);
   for (const std::size_t step : {std::size_t{1}, std::size_t{997}, bytes.size()}) {
-    for (const CheckedPayload::Post* post : {&on_a_thread, &at_once, &never}) {
+    for (const CheckedPayload::Post* post : {&c.on_a_thread, &c.at_once, &c.never}) {
       FileBudget budget;
       ASSERT_OK_AND_ASSIGN(const CheckedPayload checked,
                            check(bytes, filling(bytes, step), *post, &budget));
-      EXPECT_EQ(checks.exchange(0), in_order_checks) << step;
+      EXPECT_EQ(c.checks.exchange(0), in_order_checks) << step;
       EXPECT_EQ(budget, in_order_budget);
-      EXPECT_EQ(checked.bytes(), bytes);
-      ASSERT_EQ(checked.size(), in_order.size());
-      for (std::size_t i = 0; i < checked.size(); ++i) {
-        EXPECT_EQ(checked.Get(i), in_order.Get(i)) << i;
-        EXPECT_EQ(checked.kind(i), in_order.kind(i)) << i;
-        EXPECT_EQ(checked.subject(i), in_order.subject(i)) << i;
-        EXPECT_EQ(checked.layout(i), in_order.layout(i)) << i;
-        EXPECT_EQ(checked.FirstChecked(i), in_order.FirstChecked(i)) << i;
-      }
+      ExpectSameRecords(checked, in_order);
     }
   }
 
@@ -735,7 +723,7 @@ TEST_F(EverythingTest, ACheckOfArrivingBytesGivesWhatTheCheckInOrderGives) {
   std::mutex m;
   std::condition_variable cv;
   std::atomic<bool> followed{false};
-  sections.check = [&](std::size_t, std::size_t, ByteView) {
+  c.sections.check = [&](std::size_t, std::size_t, ByteView) {
     std::lock_guard lock(m);
     followed = true;
     cv.notify_all();
@@ -754,14 +742,10 @@ TEST_F(EverythingTest, ACheckOfArrivingBytesGivesWhatTheCheckInOrderGives) {
     return OkStatus();
   };
   FileBudget budget;
-  EXPECT_OK(check(bytes, waits_half_way, on_a_thread, &budget).status());
+  EXPECT_OK(check(bytes, waits_half_way, c.on_a_thread, &budget).status());
   EXPECT_TRUE(followed);
   EXPECT_EQ(budget, in_order_budget);
-  sections.check = [&](std::size_t i, std::size_t, ByteView) {
-    ++checks;
-    return i == fail_at ? DamagedError("record " + std::to_string(i) + ": ZZZ8 is bad")
-                        : OkStatus();
-  };
+  c.CountAndRefuse();
 
   // The first 4,096 bytes alone for a while: too few for the head (the record count is larger),
   // so the follower tries a longer prefix, and the check is still the one in order's.
@@ -775,16 +759,16 @@ TEST_F(EverythingTest, ACheckOfArrivingBytesGivesWhatTheCheckInOrderGives) {
   };
   ASSERT_LT(4096u, in_order.size());
   budget = FileBudget();
-  EXPECT_OK(check(bytes, head_first, on_a_thread, &budget).status());
-  EXPECT_EQ(checks.exchange(0), in_order_checks);
+  EXPECT_OK(check(bytes, head_first, c.on_a_thread, &budget).status());
+  EXPECT_EQ(c.checks.exchange(0), in_order_checks);
   EXPECT_EQ(budget, in_order_budget);
 
   // Below `split_bytes`, the fill runs, then the check, and `post` is not called.
   FileBudget small;
-  EXPECT_THAT(CheckedPayload::CheckWhileFilled(bytes.size(), filling(bytes, 997), &small, sections,
-                                               never, bytes.size() + 1),
+  EXPECT_THAT(CheckedPayload::CheckWhileFilled(bytes.size(), filling(bytes, 997), &small,
+                                               c.sections, c.never, bytes.size() + 1),
               IsOk());
-  EXPECT_TRUE(dropped.empty());
+  EXPECT_TRUE(c.dropped.empty());
 
   // Refused early, late, by a cut, by a byte after the last record, both ways at once: the
   // status of the check in order; the budget left as it was.
@@ -792,18 +776,18 @@ TEST_F(EverythingTest, ACheckOfArrivingBytesGivesWhatTheCheckInOrderGives) {
   Bytes longer = bytes;
   longer.push_back(0);
   for (const std::size_t at : {std::size_t{1}, std::size_t{36}, std::size_t{4880}}) {
-    fail_at = at;
+    c.fail_at = at;
     for (const Bytes* b : {&bytes, &cut, static_cast<const Bytes*>(&longer)}) {
-      const Result<CheckedPayload> want = CheckedPayload::Check(*b, nullptr, sections);
+      const Result<CheckedPayload> want = CheckedPayload::Check(*b, nullptr, c.sections);
       ASSERT_FALSE(want.ok());
-      for (const CheckedPayload::Post* post : {&on_a_thread, &at_once, &never}) {
+      for (const CheckedPayload::Post* post : {&c.on_a_thread, &c.at_once, &c.never}) {
         FileBudget untouched;
         EXPECT_EQ(check(*b, filling(*b, 997), *post, &untouched).status(), want.status()) << at;
         EXPECT_EQ(untouched, FileBudget{});
       }
     }
   }
-  fail_at = 0;
+  c.fail_at = 0;
   // A head that does not read (the record count made 0), and a payload of one record after the
   // tables, too few to share: the check in order's answer.
   Bytes no_count = bytes;
@@ -813,8 +797,8 @@ TEST_F(EverythingTest, ACheckOfArrivingBytesGivesWhatTheCheckInOrderGives) {
   q.records.assign(1, one);
   ASSERT_OK_AND_ASSIGN(const Bytes short_payload, EncodePayload(q));
   for (const Bytes* b : {static_cast<const Bytes*>(&no_count), &short_payload}) {
-    const Result<CheckedPayload> want = CheckedPayload::Check(*b, nullptr, sections);
-    for (const CheckedPayload::Post* post : {&on_a_thread, &at_once, &never}) {
+    const Result<CheckedPayload> want = CheckedPayload::Check(*b, nullptr, c.sections);
+    for (const CheckedPayload::Post* post : {&c.on_a_thread, &c.at_once, &c.never}) {
       const Result<CheckedPayload> got = check(*b, filling(*b, 997), *post, nullptr);
       EXPECT_EQ(got.status(), want.status());
       if (got.ok() && want.ok()) {
@@ -822,12 +806,12 @@ TEST_F(EverythingTest, ACheckOfArrivingBytesGivesWhatTheCheckInOrderGives) {
       }
     }
   }
-  EXPECT_THAT(CheckedPayload::Check(no_count, nullptr, sections),
+  EXPECT_THAT(CheckedPayload::Check(no_count, nullptr, c.sections),
               StatusIs(StatusCode::kDamaged, HasSubstr("record count")));
   // A fill that fails, before any byte, part way, one byte short: its status, the follower
   // released (the threads join), the budget as it was.
   for (const std::size_t after : {std::size_t{0}, bytes.size() / 2, bytes.size() - 1}) {
-    for (const CheckedPayload::Post* post : {&on_a_thread, &at_once, &never}) {
+    for (const CheckedPayload::Post* post : {&c.on_a_thread, &c.at_once, &c.never}) {
       FileBudget untouched;
       EXPECT_THAT(check(bytes, filling(bytes, 997, after), *post, &untouched),
                   StatusIs(StatusCode::kDamaged, HasSubstr("the frame stops")))
