@@ -1011,6 +1011,21 @@ Status CheckedPayload::CheckRange(ByteReader& in, std::uint64_t from, std::uint6
                      });
 }
 
+namespace {
+
+// The budgets of two shares of one check added into `sum`; false when the sum passes a bound.
+// Each bound is on a running total that only grows, so a sum within them is the check in order
+// passing them.
+bool AddShares(const FileBudget& a, const FileBudget& b, FileBudget* sum) {
+  *sum = FileBudget{a.owned + b.owned, a.bag_layouts + b.bag_layouts, a.bag_bytes + b.bag_bytes,
+                    a.text_display + b.text_display};
+  return sum->owned <= FileBudget::kMaxOwned && sum->bag_layouts <= FileBudget::kMaxBagLayouts &&
+         sum->bag_bytes <= FileBudget::kMaxBagBytes &&
+         sum->text_display <= FileBudget::kMaxTextDisplay;
+}
+
+}  // namespace
+
 bool CheckedPayload::CheckSplit(const Bytes& bytes, FileBudget* budget,
                                 const SectionCheck& sections, const Post& post,
                                 CheckedPayload* out) {
@@ -1063,17 +1078,8 @@ bool CheckedPayload::CheckSplit(const Bytes& bytes, FileBudget* budget,
     return false;  // the half threw (an allocation failed): the check in order runs it again
   }
   if (in.position() != split_at || !second_status.ok()) return false;
-  // Each bound is on a running total that only grows, so the halves' sum within it is the check
-  // in order passing it.
-  const FileBudget total{first.owned + second_budget.owned,
-                         first.bag_layouts + second_budget.bag_layouts,
-                         first.bag_bytes + second_budget.bag_bytes,
-                         first.text_display + second_budget.text_display};
-  if (total.owned > FileBudget::kMaxOwned || total.bag_layouts > FileBudget::kMaxBagLayouts ||
-      total.bag_bytes > FileBudget::kMaxBagBytes ||
-      total.text_display > FileBudget::kMaxTextDisplay) {
-    return false;
-  }
+  FileBudget total;
+  if (!AddShares(first, second_budget, &total)) return false;
   spans.insert(spans.end(), second_spans.begin(), second_spans.end());
   out->tables_ = std::move(tables);
   out->spans_ = std::move(spans);
@@ -1199,23 +1205,15 @@ Result<CheckedPayload> CheckedPayload::CheckWhileFilled(std::uint64_t size, cons
   }
   const bool passed = joined && own_status.ok() && follower_status.ok() &&
                       follower_stopped == mid && follower_end == mid_at;
-  if (passed) {
-    const FileBudget total{follower_budget.owned + own_budget.owned,
-                           follower_budget.bag_layouts + own_budget.bag_layouts,
-                           follower_budget.bag_bytes + own_budget.bag_bytes,
-                           follower_budget.text_display + own_budget.text_display};
-    if (total.owned <= FileBudget::kMaxOwned &&
-        total.bag_layouts <= FileBudget::kMaxBagLayouts &&
-        total.bag_bytes <= FileBudget::kMaxBagBytes &&
-        total.text_display <= FileBudget::kMaxTextDisplay) {
-      CheckedPayload out;
-      follower_spans.insert(follower_spans.end(), spans.begin(), spans.end());
-      out.tables_ = std::move(tables);
-      out.spans_ = std::move(follower_spans);
-      out.bytes_ = std::move(bytes);
-      if (budget != nullptr) *budget = total;
-      return out;
-    }
+  FileBudget total;
+  if (passed && AddShares(follower_budget, own_budget, &total)) {
+    CheckedPayload out;
+    follower_spans.insert(follower_spans.end(), spans.begin(), spans.end());
+    out.tables_ = std::move(tables);
+    out.spans_ = std::move(follower_spans);
+    out.bytes_ = std::move(bytes);
+    if (budget != nullptr) *budget = total;
+    return out;
   }
   return Check(std::move(bytes), budget, sections);
 }
