@@ -6,6 +6,7 @@
 #include <cstring>
 #include <exception>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <mutex>
 #include <span>
@@ -1463,6 +1464,7 @@ class World::Applier {
 
   Status Run() {
     const std::string map = host_.CurrentMap();
+    for (const LoadedGame::Chunk& c : game_->chunks()) chunk_taken_[&c];
     if (only_level_.is_none()) {
       std::size_t records = 0;
       for (const LoadedGame::Chunk& c : game_->chunks()) records += c.payload.size();
@@ -1478,7 +1480,14 @@ class World::Applier {
     // Placed actors held destroyed go first, then spawned actors the world lacks come back.
     if (!remove_.empty()) DropRemoved();
     found_targets_ = targets_.size();
-    host_.DestroyActors(remove_);
+    {
+      // The tables the passes read are made beside the host's removal (which reads and changes
+      // no target) when the apply is large enough to share its second pass.
+      const bool beside = targets_.size() >= world_.apply_beside_at_least_;
+      SideTask note(beside ? world_.apply_helper_ : SideTask::Post(), [this] { NoteTargets(); });
+      host_.DestroyActors(remove_);
+      note.Join();
+    }
     report_->removed += remove_.size();
     for (Spawn& s : spawns_) {
       Result<ActorView> view = host_.BeginSpawn(s.level, *s.cls, s.id, s.place.transform);
@@ -1489,7 +1498,7 @@ class World::Applier {
         continue;
       }
       s.spawned = true;
-      targets_.push_back({s.chunk, s.record, view->object, true});
+      Take(*s.chunk, s.record, view->object, true);
       placements_.push_back({s.id, s.place});
       ++report_->spawned;
     }
@@ -1520,13 +1529,22 @@ class World::Applier {
   }
 
  private:
+  // 32 bytes: every pass walks the whole list (a record's index fits 32 bits: kMaxRecords).
   struct Target {
     const LoadedGame::Chunk* chunk;
-    std::size_t record;
-    Object object;
+    std::uint32_t record;
     bool first_pass;
-    // A second pass beside the game thread leaves it to the game thread (ApplySecondPassBeside).
+    // Its object is a target's before it too: a second pass beside the game thread leaves it to
+    // the game thread (NoteTargets).
     bool after_beside = false;
+    Object object;
+  };
+  static_assert(record::kMaxRecords <= std::numeric_limits<std::uint32_t>::max());
+  // What the targets took of one chunk.
+  struct Taken {
+    // Each record's object (record i at i), none where no target took it (NoteTargets).
+    std::vector<Object> by_record;
+    bool second_pass = false;  // a second-pass target took one of its records
   };
   struct Spawn {
     const LoadedGame::Chunk* chunk;
@@ -1659,8 +1677,66 @@ class World::Applier {
     ++report_->class_mismatches;
   }
 
+  // Record `i` of `c` applies to `o`, in the first pass or the second.
   void Take(const LoadedGame::Chunk& c, std::size_t i, Object o, bool first_pass) {
-    targets_.push_back({&c, i, o, first_pass});
+    targets_.push_back({&c, static_cast<std::uint32_t>(i), first_pass, false, o});
+    if (noted_) Note(targets_.back());
+  }
+
+  // Made once the finds are done (Run), beside the host's removal of actors, on the apply
+  // helper's thread when the second pass is shared: each chunk's table by record
+  // (ChunkLinks::Taken), and the marks of second-pass targets whose objects a second-pass target
+  // before them has too (a save naming one subject twice, or a host answering two IDs with one
+  // object), so that no object is written by two threads (ApplySecondPassBeside). Targets taken
+  // after are noted as they come. The marks come from a filter of the objects' addresses, at
+  // least 64 bits per target, whose false hits mark a few more (each then applied as on one
+  // thread).
+  void NoteTargets() {
+    std::size_t second = 0;
+    for (const Target& t : targets_) second += t.first_pass ? 0 : 1;
+    SizeSeen(second);
+    const LoadedGame::Chunk* last = nullptr;  // targets come in runs of one chunk
+    Taken* taken = nullptr;
+    for (Target& t : targets_) {
+      if (t.chunk != last) taken = &TakenOf(*(last = t.chunk));
+      taken->by_record[t.record] = t.object;
+      if (t.first_pass) continue;
+      taken->second_pass = true;
+      if (SeenBit(t.object.ptr)) t.after_beside = true;
+    }
+    noted_ = true;
+  }
+  // Notes target `t`, taken after NoteTargets: those are the first pass's (actors spawned again
+  // and their components). One of the second pass would be left to the game thread, unmarked.
+  void Note(Target& t) {
+    Taken& taken = TakenOf(*t.chunk);
+    taken.by_record[t.record] = t.object;
+    if (t.first_pass) return;
+    taken.second_pass = true;
+    t.after_beside = true;
+  }
+  // What the targets took of `c`, its table by record sized.
+  Taken& TakenOf(const LoadedGame::Chunk& c) {
+    Taken& taken = chunk_taken_.at(&c);
+    if (taken.by_record.size() != c.payload.size()) taken.by_record.resize(c.payload.size());
+    return taken;
+  }
+  // Room for `n` targets: a power of two of words, at least one each.
+  void SizeSeen(std::size_t n) {
+    std::size_t words = 1;
+    while (words < n) words *= 2;
+    seen_.assign(words, 0);
+  }
+  // Sets the filter's bit of `object`; whether it was set.
+  bool SeenBit(const void* object) {
+    const std::uint64_t bits = seen_.size() * 64;
+    const std::uint64_t h = (reinterpret_cast<std::uintptr_t>(object) >> 3) * 0x9E3779B97F4A7C15ull;
+    const std::uint64_t bit = (h >> 20) & (bits - 1);
+    std::uint64_t& word = seen_[bit / 64];
+    const std::uint64_t mask = std::uint64_t{1} << (bit % 64);
+    const bool was = (word & mask) != 0;
+    word |= mask;
+    return was;
   }
 
   void FindGlobals(const LoadedGame::Chunk& c) {
@@ -2035,7 +2111,8 @@ class World::Applier {
   // index to the object taken for that record of the chunk, when one was.
   class ChunkLinks : public record::ObjectLinks {
    public:
-    ChunkLinks(Applier& owner, const LoadedGame::Chunk& chunk) : owner_(owner), chunk_(chunk) {}
+    ChunkLinks(Applier& owner, const LoadedGame::Chunk& chunk)
+        : owner_(owner), chunk_(chunk), taken_(owner.chunk_taken_.at(&chunk)) {}
     std::optional<record::LinkTarget> Locate(const reflect::ClassInfo&, const void*) override {
       return std::nullopt;  // an apply only resolves
     }
@@ -2048,29 +2125,16 @@ class World::Applier {
       return reflect::TypeRegistry::Upcast(*o.cls, o.ptr, cls);
     }
     // The object taken for record `record` of the chunk (from 1, as references name records);
-    // none when no target took it. Its table is made the first time it is asked for, once every
-    // target is known, in one pass.
-    Object Taken(std::size_t record) {
-      if (!made_) {
-        made_ = true;
-        by_record_.resize(chunk_.payload.size());
-        for (const Target& t : owner_.targets_) {
-          if (t.chunk == &chunk_) by_record_[t.record] = t.object;
-        }
-      }
-      return record - 1 < by_record_.size() ? by_record_[record - 1] : Object();
-    }
-    // The same, once Taken was asked once (so on any thread: nothing is made).
-    Object TakenMade(std::size_t record) const {
-      return record - 1 < by_record_.size() ? by_record_[record - 1] : Object();
+    // none when no target took it. (Only read: on any thread, once the targets are all taken.)
+    Object Taken(std::size_t record) const {
+      const std::vector<Object>& by_record = taken_.by_record;
+      return record - 1 < by_record.size() ? by_record[record - 1] : Object();
     }
 
    private:
     Applier& owner_;
     const LoadedGame::Chunk& chunk_;
-    // Each record's object (record i + 1 of the payload at i), none where no target took it.
-    std::vector<Object> by_record_;
-    bool made_ = false;
+    const Applier::Taken& taken_;
   };
 
   // Applies each target from `from` on whose first_pass equals `first`, with the lines of the
@@ -2155,7 +2219,7 @@ class World::Applier {
       return reflect::TypeRegistry::Upcast(*o->cls, o->ptr, cls);
     }
     void* ResolveRecord(std::size_t record, Guid id, const reflect::ClassInfo& cls) override {
-      const Object o = chunk_.TakenMade(record);
+      const Object o = chunk_.Taken(record);
       return o ? reflect::TypeRegistry::Upcast(*o.cls, o.ptr, cls) : Resolve(id, cls);
     }
     // Whether a reference was not resolved since the last call.
@@ -2192,21 +2256,19 @@ class World::Applier {
   static constexpr std::size_t kBesideBlock = 128;
 
   void ApplySecondPassBeside() {
-    // The tables the links read, made here, before the hand-off: each chunk's records taken, and
-    // the objects by subject when a chunk holds references by ID.
+    // What the links read is made here, before the hand-off: the links of each chunk the pass
+    // takes records of, and the objects by subject when one of them holds references by ID. (The
+    // tables by record, and the marks of targets whose objects repeat, were made by
+    // NoteTargets.)
     std::map<const LoadedGame::Chunk*, ChunkLinks*> chunk_links;
     bool by_id = false;
-    for (std::size_t k = 0; k < targets_.size(); ++k) {
-      const Target& t = targets_[k];
-      if (t.first_pass || chunk_links.count(t.chunk)) continue;
-      NewApplierFor(t.chunk);
-      ChunkLinks& links = *appliers_[t.chunk].links;
-      links.Taken(1);
-      chunk_links[t.chunk] = &links;
-      by_id = by_id || !t.chunk->payload.tables().refs().empty();
+    for (const auto& [chunk, taken] : chunk_taken_) {
+      if (!taken.second_pass) continue;
+      NewApplierFor(chunk);
+      chunk_links[chunk] = appliers_[chunk].links.get();
+      by_id = by_id || !chunk->payload.tables().refs().empty();
     }
     const GuidMap<Object>* objects = by_id ? &Objects() : nullptr;
-    std::vector<std::size_t> left = MarkRepeatedObjects();
     std::atomic<std::size_t> next_block{0};
     auto run = [&](BesideShare& share) {
       for (;;) {
@@ -2216,7 +2278,12 @@ class World::Applier {
         for (std::size_t k = from; k < to; ++k) {
           if (k + 8 < to) PrefetchTarget(targets_[k + 8]);
           const Target& t = targets_[k];
-          if (!t.first_pass && !t.after_beside) ApplyBeside(share, k, chunk_links, objects);
+          if (t.first_pass) continue;
+          if (t.after_beside) {
+            share.left.push_back(k);
+          } else {
+            ApplyBeside(share, k, chunk_links, objects);
+          }
         }
       }
     };
@@ -2227,7 +2294,7 @@ class World::Applier {
       side.Join();
     }
     // The records left, in target order, with the pass's usual appliers.
-    left.insert(left.end(), mine.left.begin(), mine.left.end());
+    std::vector<std::size_t> left = std::move(mine.left);
     left.insert(left.end(), helper.left.begin(), helper.left.end());
     std::sort(left.begin(), left.end());
     BesideShare own;
@@ -2257,33 +2324,6 @@ class World::Applier {
         report_->messages_dropped += apply.applier->messages_dropped() - apply.dropped_left;
       }
     }
-  }
-
-  // Marks each second-pass target whose object a target before it has too (a save naming one
-  // subject twice, or a host answering two IDs with one object), and returns them: they are left
-  // to the game thread, so that no object is written by two threads. Found by a filter of the
-  // objects' addresses, a bit each in 64 per target, whose false hits leave a few more (each
-  // then applied as on one thread).
-  std::vector<std::size_t> MarkRepeatedObjects() {
-    std::size_t bits = 1;
-    while (bits < targets_.size() * 64) bits *= 2;
-    std::vector<std::uint64_t> seen(bits / 64);
-    std::vector<std::size_t> repeated;
-    for (std::size_t k = 0; k < targets_.size(); ++k) {
-      Target& t = targets_[k];
-      if (t.first_pass) continue;
-      const std::uint64_t h =
-          (reinterpret_cast<std::uintptr_t>(t.object.ptr) >> 3) * 0x9E3779B97F4A7C15ull;
-      const std::uint64_t bit = (h >> 20) & (bits - 1);
-      std::uint64_t& word = seen[bit / 64];
-      const std::uint64_t mask = std::uint64_t{1} << (bit % 64);
-      if (word & mask) {
-        t.after_beside = true;
-        repeated.push_back(k);
-      }
-      word |= mask;
-    }
-    return repeated;
   }
 
   void ApplyBeside(BesideShare& share, std::size_t k,
@@ -2331,6 +2371,12 @@ class World::Applier {
   std::shared_ptr<const LoadedGame> game_;
   ApplyReport* report_;
   std::vector<Target> targets_;
+  // What the targets took of each chunk (one entry per chunk from the start, so a pointer to one
+  // stays valid).
+  std::map<const LoadedGame::Chunk*, Taken> chunk_taken_;
+  // The filter of the second pass's objects (NoteTargets).
+  std::vector<std::uint64_t> seen_;
+  bool noted_ = false;  // NoteTargets ran: each target taken since is noted as it comes
   Name only_level_;
   GuidSet level_actors_;
   std::vector<Spawn> spawns_;
