@@ -57,9 +57,11 @@
 // checking, removing, respawning and applying, with the map's opening left out. The difference
 // (load - decompression - OpenMap) is printed for information only: it subtracts two times of
 // 1.7 s measured apart that swing by more than the whole 0.1 s left between them, so it can even
-// come out negative. For information too: format::Verify and format::Read of the file, the
-// last load's own read/apply split, and how far apart in memory the actors of the loaded world
-// (after the last load) and of the played world lie, in the scene's order.
+// come out negative. For information too: format::Verify and format::Read of the file, the check
+// of every record of one capture on one thread (LoadedGame::Check with no helper: the check's
+// cost per record apart from decompression and threads), the last load's own read/apply split,
+// and how far apart in memory the actors of the loaded world (after the last load) and of the
+// played world lie, in the scene's order.
 //
 // Bytes: the file the store wrote (zstd level 3) / actors <= 60; raw record bytes / actors too.
 //
@@ -904,6 +906,20 @@ void BM_Decompress(benchmark::State& state) {
   ZSTD_freeDCtx(dctx);
 }
 
+// The check of every record of one capture's chunks on one thread (LoadedGame::Check with no
+// helper), the chunks copied outside the time: what the load's check costs per record, apart
+// from the decompression and the second thread.
+void BM_CheckAlone(benchmark::State& state) {
+  for (auto _ : state) {
+    std::vector<world::WorldChunk> chunks = env->captured;
+    const Clock::time_point start = Clock::now();
+    Result<std::shared_ptr<const world::LoadedGame>> game =
+        world::LoadedGame::Check(std::move(chunks), env->registry);
+    state.SetIterationTime(Seconds(start));
+    if (!game.ok()) state.SkipWithError("check failed");
+  }
+}
+
 void BM_Verify(benchmark::State& state) {
   for (auto _ : state) {
     Result<format::Header> h = format::Verify(env->file);
@@ -940,6 +956,7 @@ void RegisterAll() {
   reg("Load/Whole", BM_Load, 1);
   reg("Load/OpenMapAlone", BM_OpenMap, 1);
   reg("Load/Decompress", BM_Decompress, 10);
+  reg("Load/CheckAlone", BM_CheckAlone, 5, true);
   reg("Load/Verify", BM_Verify, 10);
   reg("Load/Read", BM_Read, 5);
 }
@@ -1059,6 +1076,11 @@ void PrintSummary(const CapturingReporter& rep) {
   std::printf("    for information: format::Verify %s, format::Read %s (%.2f ms, %.2f ms)\n",
               timing("Load/Verify").c_str(), timing("Load/Read").c_str(), ms("Load/Verify"),
               ms("Load/Read"));
+  const double records = static_cast<double>(env->records);
+  std::printf("    for information: the check of every record alone, one thread %s, %.1f ns per "
+              "record\n",
+              timing("Load/CheckAlone").c_str(),
+              records > 0 ? rep.Seconds("Load/CheckAlone") * 1e9 / records : 0.0);
   std::printf(
       "    (the load's own split, fastest of the runs: read + verify + decode + check %.2f ms, set\n"
       "     values %.2f ms; last run: %.2f ms and %.2f ms;\n"
