@@ -175,7 +175,9 @@ class Host {
   // actor destroyed runs no begin or end play.
   virtual void DestroyActor(Guid id) = 0;
   // Destroys each actor of `ids` there is. A host whose destroy walks the world (to let go of
-  // references) does it once for all; the default destroys one at a time.
+  // references) does it once for all; the default destroys one at a time. During a load's call,
+  // one of the save system's workers may be busy making the load's own tables (it reads nothing
+  // of the host's, and waits for nothing).
   virtual void DestroyActors(const std::vector<Guid>& ids) {
     for (Guid id : ids) DestroyActor(id);
   }

@@ -1480,13 +1480,19 @@ class World::Applier {
     // Placed actors held destroyed go first, then spawned actors the world lacks come back.
     if (!remove_.empty()) DropRemoved();
     found_targets_ = targets_.size();
-    {
-      // The tables the passes read are made beside the host's removal (which reads and changes
-      // no target) when the apply is large enough to share its second pass.
-      const bool beside = targets_.size() >= world_.apply_beside_at_least_;
-      SideTask note(beside ? world_.apply_helper_ : SideTask::Post(), [this] { NoteTargets(); });
+    // Whether the second pass is shared, decided once (the game's code run meanwhile may change
+    // the world's helper), by the records found and the actors to spawn again.
+    if (targets_.size() + spawns_.size() >= world_.apply_beside_at_least_) {
+      helper_ = world_.apply_helper_;
+    }
+    if (helper_) {
+      // The tables the shared pass reads are made beside the host's removal, which reads and
+      // changes no target.
+      SideTask note(helper_, [this] { NoteTargets(true); });
       host_.DestroyActors(remove_);
       note.Join();
+    } else {
+      host_.DestroyActors(remove_);
     }
     report_->removed += remove_.size();
     for (Spawn& s : spawns_) {
@@ -1515,7 +1521,7 @@ class World::Applier {
     for (Spawn& s : spawns_) {
       if (s.spawned || Objects().Contains(s.id)) host_.FinishSpawn(s.id);
     }
-    if (world_.apply_helper_ && targets_.size() >= world_.apply_beside_at_least_) {
+    if (helper_) {
       ApplySecondPassBeside();
     } else {
       ApplyPass(0, false);
@@ -1534,8 +1540,8 @@ class World::Applier {
     const LoadedGame::Chunk* chunk;
     std::uint32_t record;
     bool first_pass;
-    // Its object is a target's before it too: a second pass beside the game thread leaves it to
-    // the game thread (NoteTargets).
+    // A shared second pass leaves it to the game thread: its object is a second-pass target's
+    // before it too, or may be (NoteTargets, Note).
     bool after_beside = false;
     Object object;
   };
@@ -1683,18 +1689,21 @@ class World::Applier {
     if (noted_) Note(targets_.back());
   }
 
-  // Made once the finds are done (Run), beside the host's removal of actors, on the apply
-  // helper's thread when the second pass is shared: each chunk's table by record
-  // (ChunkLinks::Taken), and the marks of second-pass targets whose objects a second-pass target
-  // before them has too (a save naming one subject twice, or a host answering two IDs with one
-  // object), so that no object is written by two threads (ApplySecondPassBeside). Targets taken
-  // after are noted as they come. The marks come from a filter of the objects' addresses, at
-  // least 64 bits per target, whose false hits mark a few more (each then applied as on one
-  // thread).
-  void NoteTargets() {
-    std::size_t second = 0;
-    for (const Target& t : targets_) second += t.first_pass ? 0 : 1;
-    SizeSeen(second);
+  // The tables the passes read, made in one walk of the targets once the finds are done: each
+  // chunk's table by record (ChunkLinks::Taken) and, with `marks`, the marks of second-pass
+  // targets whose objects a second-pass target before them has too (a save naming one subject
+  // twice, or a host answering two IDs with one object), so that no object is written by two
+  // threads. A shared second pass has them made on the helper's thread beside the host's
+  // removal of actors (Run); otherwise the first reference resolved by record has the tables
+  // made, and no marks. Targets taken after are noted as they come (Note). The marks come from
+  // a filter of the objects' addresses, at least 64 bits per target, whose false hits mark a
+  // few more (each then applied as on one thread).
+  void NoteTargets(bool marks) {
+    if (marks) {
+      std::size_t second = 0;
+      for (const Target& t : targets_) second += t.first_pass ? 0 : 1;
+      SizeSeen(second);
+    }
     const LoadedGame::Chunk* last = nullptr;  // targets come in runs of one chunk
     Taken* taken = nullptr;
     for (Target& t : targets_) {
@@ -1702,12 +1711,17 @@ class World::Applier {
       taken->by_record[t.record] = t.object;
       if (t.first_pass) continue;
       taken->second_pass = true;
-      if (SeenBit(t.object.ptr)) t.after_beside = true;
+      if (marks && SeenBit(t.object.ptr)) t.after_beside = true;
     }
+    // The tables the spawned actors' targets will write, sized now: nothing allocates for them
+    // between a spawn's beginning and its end.
+    for (const Spawn& sp : spawns_) TakenOf(*sp.chunk);
+    for (const Pending& p : pending_components_) TakenOf(*p.chunk);
     noted_ = true;
   }
-  // Notes target `t`, taken after NoteTargets: those are the first pass's (actors spawned again
-  // and their components). One of the second pass would be left to the game thread, unmarked.
+  // Notes target `t`, taken after NoteTargets: those are the first pass's (actors spawned again,
+  // their components, components made while spawning). A second-pass target taken now would be
+  // left to the game thread, as if its object repeated.
   void Note(Target& t) {
     Taken& taken = TakenOf(*t.chunk);
     taken.by_record[t.record] = t.object;
@@ -2000,9 +2014,8 @@ class World::Applier {
   }
 
   // Take for the first pass, once the table of objects by subject may have been made (Objects(),
-  // by a reference the first pass resolved): the record's object goes into it too. (A chunk's
-  // table by record leaves out a record taken late, and a reference to it is then found by its
-  // subject, here.)
+  // by a reference the first pass resolved): the record's object goes into it too, as Take puts
+  // it into its chunk's table by record.
   void TakeLate(const LoadedGame::Chunk& c, std::size_t i, Object o) {
     Take(c, i, o, true);
     if (objects_made_) objects_.Put(c.payload.subject(i), o);
@@ -2120,12 +2133,14 @@ class World::Applier {
       return owner_.Resolve(id, cls);
     }
     void* ResolveRecord(std::size_t record, Guid id, const reflect::ClassInfo& cls) override {
+      if (!owner_.noted_) owner_.NoteTargets(false);
       const Object o = Taken(record);
       if (!o) return owner_.ResolveRecord(chunk_, record - 1, id, cls);  // a record not taken
       return reflect::TypeRegistry::Upcast(*o.cls, o.ptr, cls);
     }
     // The object taken for record `record` of the chunk (from 1, as references name records);
-    // none when no target took it. (Only read: on any thread, once the targets are all taken.)
+    // none when no target took it. Once the tables are made (NoteTargets), on any thread: it
+    // only reads.
     Object Taken(std::size_t record) const {
       const std::vector<Object>& by_record = taken_.by_record;
       return record - 1 < by_record.size() ? by_record[record - 1] : Object();
@@ -2289,7 +2304,7 @@ class World::Applier {
     };
     BesideShare mine, helper;
     {
-      SideTask side(world_.apply_helper_, [&] { run(helper); });
+      SideTask side(helper_, [&] { run(helper); });
       run(mine);
       side.Join();
     }
@@ -2377,6 +2392,9 @@ class World::Applier {
   // The filter of the second pass's objects (NoteTargets).
   std::vector<std::uint64_t> seen_;
   bool noted_ = false;  // NoteTargets ran: each target taken since is noted as it comes
+  // The helper the second pass is shared with, decided once the finds are done; none: this
+  // thread alone.
+  record::CheckedPayload::Post helper_;
   Name only_level_;
   GuidSet level_actors_;
   std::vector<Spawn> spawns_;

@@ -371,7 +371,8 @@ class World : public HostEvents {
                                 std::function<void(Status, ApplyReport)> done);
   // Has every later apply (a load's, a streamed level's) share its second pass with `helper`'s
   // thread (a worker pool's Post: it hands the task to another thread; it may also run it at
-  // once, or wait for it) when the apply holds at least `at_least` records: both threads set the
+  // once, or wait for it) when the records it found to set and the actors it spawns again number
+  // at least `at_least` (decided once, before the host removes actors): both threads set the
   // values of records that need none of the game's code, and this thread then sets those that
   // do, in record order (docs/world.md, "Threads"). Such an apply also has that thread make the
   // tables the passes read while the host removes the actors the save holds destroyed. The
