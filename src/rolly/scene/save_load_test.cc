@@ -306,6 +306,8 @@ class HandingPurse : public Component {
 std::function<void(Actor&)> g_forge_heat;
 // Runs when a forge begins play, while set.
 std::function<void(Actor&)> g_forge_begun;
+// Runs when a forge ends play, while set.
+std::function<void(Actor&)> g_forge_ended;
 class Forge : public Actor {
  public:
   void SetHeat(std::int32_t given) {
@@ -314,6 +316,9 @@ class Forge : public Actor {
   }
   void BeginPlay() override {
     if (g_forge_begun) g_forge_begun(*this);
+  }
+  void EndPlay() override {
+    if (g_forge_ended) g_forge_ended(*this);
   }
   std::int32_t heat = 0;
 };
@@ -1292,6 +1297,94 @@ TEST_F(SaveLoadTest, ASecondPassSharedWithAWorkerSetsAndReportsWhatTheGameThread
   EXPECT_EQ(pooled.outcome.report.messages, alone.outcome.report.messages);
   EXPECT_EQ(pooled.outcome.report.messages_dropped, alone.outcome.report.messages_dropped);
   g_forge_heat = nullptr;
+}
+
+// The game's code that the host's removal of actors runs (a placed forge the save holds destroyed
+// ends play, in a load that keeps the map) runs while the helper makes the tables the shared
+// second pass reads. Here that code also takes the world's helper away and registers an object:
+// the load, which decided to share its pass before the removal, shares it with the helper it
+// took all the same, and sets and reports what the game thread alone does. The helper's tasks
+// run on threads of their own, beside the game thread.
+TEST_F(SaveLoadTest, TheRemovalsGameCodeRunsBesideTheTablesOfASharedSecondPass) {
+  constexpr const char* kForgeMap = "maps/forge.json";
+  const Guid forge_id = G("00000000-0000-4000-8000-00000000c001");
+  const Guid kennel_id = G("00000000-0000-4000-8000-00000000c002");
+  const Guid statue_id = G("00000000-0000-4000-8000-00000000c004");
+  std::string map = sample_map_;
+  map.insert(map.find('[', map.find("\"actors\"")) + 1,
+             R"({"class": "Forge", "id": "00000000-0000-4000-8000-00000000c001"},
+                {"class": "Kennel", "id": "00000000-0000-4000-8000-00000000c002"},
+                {"class": "Statue", "id": "00000000-0000-4000-8000-00000000c004"},)");
+  auto a = NewGame();
+  a->scene.AddMap(kForgeMap, map);
+  ASSERT_OK(a->scene.Start(kForgeMap));
+  ASSERT_OK(PlaySample(a->scene, 60, 3));
+  auto* kennel = a->scene.FindActorAs<Kennel>(kennel_id);
+  ASSERT_NE(kennel, nullptr);
+  kennel->pet = a->scene.FindActor(statue_id);
+  kennel->log = a->scene.GetSubsystem<QuestLog>();
+  a->scene.DestroyActor(forge_id);
+  ASSERT_OK(SaveNow(*a, "ended"));
+
+  struct Loaded {
+    LoadOutcome outcome;
+    std::vector<world::WorldChunk> world;
+    int ended = 0;
+    int posts = 0;
+  };
+  auto load = [&](bool helped) -> Loaded {
+    Loaded got;
+    auto b = NewGame();
+    b->scene.AddMap(kForgeMap, map);
+    EXPECT_OK(b->scene.Start(kForgeMap));
+    std::vector<std::thread> threads;
+    if (helped) {
+      b->saves.world().SetApplyHelper(
+          [&](std::function<void()> task) {
+            ++got.posts;
+            threads.emplace_back(std::move(task));
+          },
+          1);
+    } else {
+      b->saves.world().SetApplyHelper({});
+    }
+    Lookout lookout;
+    g_forge_ended = [&](Actor&) {
+      ++got.ended;
+      b->saves.world().SetApplyHelper({});
+      EXPECT_OK(b->saves.world().Register(Name("lookout"),
+                                          {registry_->FindClass<Lookout>(), &lookout}));
+    };
+    Result<LoadOutcome> out = LoadNow(*b, "ended", MapChoice::kKeepCurrentMap);
+    g_forge_ended = nullptr;
+    for (std::thread& t : threads) t.join();
+    EXPECT_OK(out.status());
+    if (out.ok()) got.outcome = *out;
+    EXPECT_EQ(b->scene.FindActor(forge_id), nullptr);
+    auto* loaded = b->scene.FindActorAs<Kennel>(kennel_id);
+    EXPECT_NE(loaded, nullptr);
+    if (loaded != nullptr) {
+      EXPECT_EQ(loaded->pet, b->scene.FindActor(statue_id));
+      EXPECT_EQ(loaded->log, b->scene.GetSubsystem<QuestLog>());
+    }
+    Result<std::vector<world::WorldChunk>> world = Capture(*b);
+    EXPECT_OK(world.status());
+    if (world.ok()) got.world = std::move(*world);
+    return got;
+  };
+  const Loaded alone = load(false);
+  EXPECT_EQ(alone.ended, 1);
+  EXPECT_GE(alone.outcome.report.applied, 300u);
+  EXPECT_GE(alone.outcome.report.removed, 1u);
+  const Loaded helped = load(true);
+  EXPECT_EQ(helped.ended, 1);
+  // One task made the tables beside the removal, one shared the second pass, though the world
+  // had no helper by then.
+  EXPECT_EQ(helped.posts, 2);
+  EXPECT_SAME_WORLD(alone.world, helped.world);
+  EXPECT_EQ(helped.outcome.report.applied, alone.outcome.report.applied);
+  EXPECT_EQ(helped.outcome.report.removed, alone.outcome.report.removed);
+  EXPECT_EQ(helped.outcome.report.messages, alone.outcome.report.messages);
 }
 
 // A scene that answers one ID with another's actor (a host mapping two IDs to one object).
