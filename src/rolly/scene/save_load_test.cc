@@ -607,6 +607,23 @@ class SaveLoadTest : public ::testing::Test {
     return saved;
   }
 
+  // The sample map with a forge, a kennel, a vault and a statue placed first, of IDs ForgeIds.
+  struct ForgeIds {
+    Guid forge = G("00000000-0000-4000-8000-00000000c001");
+    Guid kennel = G("00000000-0000-4000-8000-00000000c002");
+    Guid vault = G("00000000-0000-4000-8000-00000000c003");
+    Guid statue = G("00000000-0000-4000-8000-00000000c004");
+  };
+  std::string ForgeMap() const {
+    std::string map = sample_map_;
+    map.insert(map.find('[', map.find("\"actors\"")) + 1,
+               R"({"class": "Forge", "id": "00000000-0000-4000-8000-00000000c001"},
+                  {"class": "Kennel", "id": "00000000-0000-4000-8000-00000000c002"},
+                  {"class": "Vault", "id": "00000000-0000-4000-8000-00000000c003"},
+                  {"class": "Statue", "id": "00000000-0000-4000-8000-00000000c004"},)");
+    return map;
+  }
+
   std::unique_ptr<Game> NewGame(const reflect::TypeRegistry* registry = nullptr) {
     auto g =
         std::make_unique<Game>(registry ? *registry : *registry_, backend_, mailbox_, workers_);
@@ -1212,16 +1229,10 @@ TEST_F(SaveLoadTest, ReferencesFromAChunkNotCopiedAndFromCopiedChunksResolve) {
 // save system's workers, where either thread may take any block.
 TEST_F(SaveLoadTest, ASecondPassSharedWithAWorkerSetsAndReportsWhatTheGameThreadAloneDoes) {
   constexpr const char* kForgeMap = "maps/forge.json";
-  const Guid forge_id = G("00000000-0000-4000-8000-00000000c001");
-  const Guid kennel_id = G("00000000-0000-4000-8000-00000000c002");
-  const Guid vault_id = G("00000000-0000-4000-8000-00000000c003");
-  const Guid statue_id = G("00000000-0000-4000-8000-00000000c004");
-  std::string map = sample_map_;
-  map.insert(map.find('[', map.find("\"actors\"")) + 1,
-             R"({"class": "Forge", "id": "00000000-0000-4000-8000-00000000c001"},
-                {"class": "Kennel", "id": "00000000-0000-4000-8000-00000000c002"},
-                {"class": "Vault", "id": "00000000-0000-4000-8000-00000000c003"},
-                {"class": "Statue", "id": "00000000-0000-4000-8000-00000000c004"},)");
+  const ForgeIds ids;
+  const Guid forge_id = ids.forge, kennel_id = ids.kennel, vault_id = ids.vault;
+  const Guid statue_id = ids.statue;
+  const std::string map = ForgeMap();
   // Where the game loads, the statue is a crate: its record is not applied (ClassMismatch), so
   // the kennel's reference to it finds the crate through the host.
   const std::string loading_map = Replace(map, "\"Statue\"", "\"Crate\"");
@@ -1307,14 +1318,9 @@ TEST_F(SaveLoadTest, ASecondPassSharedWithAWorkerSetsAndReportsWhatTheGameThread
 // run on threads of their own, beside the game thread.
 TEST_F(SaveLoadTest, TheRemovalsGameCodeRunsBesideTheTablesOfASharedSecondPass) {
   constexpr const char* kForgeMap = "maps/forge.json";
-  const Guid forge_id = G("00000000-0000-4000-8000-00000000c001");
-  const Guid kennel_id = G("00000000-0000-4000-8000-00000000c002");
-  const Guid statue_id = G("00000000-0000-4000-8000-00000000c004");
-  std::string map = sample_map_;
-  map.insert(map.find('[', map.find("\"actors\"")) + 1,
-             R"({"class": "Forge", "id": "00000000-0000-4000-8000-00000000c001"},
-                {"class": "Kennel", "id": "00000000-0000-4000-8000-00000000c002"},
-                {"class": "Statue", "id": "00000000-0000-4000-8000-00000000c004"},)");
+  const ForgeIds ids;
+  const Guid forge_id = ids.forge, kennel_id = ids.kennel, statue_id = ids.statue;
+  const std::string map = ForgeMap();
   auto a = NewGame();
   a->scene.AddMap(kForgeMap, map);
   ASSERT_OK(a->scene.Start(kForgeMap));
