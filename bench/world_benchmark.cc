@@ -45,8 +45,10 @@
 //   another, as the whole save does (it encodes on one worker while the game thread waits).
 //
 // Load. A second scene started on the same map with its own SaveSystem over the same store:
-// SaveSystem::Load(kOpenSavedMap) until its callback. That includes reading and verifying both
-// copies, decoding (zstd) and checking every record on a worker, opening the map (the scene tears
+// SaveSystem::Load(kOpenSavedMap) until its callback. That includes reading and verifying the
+// newest copy (the store knows the slot's copies from the saves before, as after any save or load
+// of the slot in a session; a slot's first load reads and verifies both, side by side on two
+// workers), decoding (zstd) and checking every record on a worker, opening the map (the scene tears
 // its world down and builds the map again from its JSON text), removing the destroyed actors,
 // spawning the spawned ones again and setting every value, transform, owner and attachment.
 // Measured apart: zstd decompression of the file's chunks alone (ZSTD_decompressDCtx into a fresh

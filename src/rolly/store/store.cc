@@ -718,8 +718,44 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
     return SaveInfo{std::move(job.slot), plan.target, plan.sequence, plan.size};
   }
 
+  // The newest valid copy of the slot. When the stores know both copies (an earlier load or save
+  // of the slot read or wrote them), only the newest is read: it is checked in full as always,
+  // and the other stays as known. Anything but that copy, valid, with the sequence known, and
+  // decoding, means the knowledge no longer holds (a copy damaged or changed since, or a frame
+  // that does not decode), and both copies are read as when nothing is known.
   Result<LoadResult> LoadNewest(const FileName& name, std::string_view slot,
                                 const LoadOptions& options = {}) {
+    const Copies known = GetCopies(name);
+    if (const std::optional<Copy> newest = known.known ? known.Newest() : std::nullopt) {
+      const FileName chosen_name = name.copy() == *newest ? name : name.Other();
+      CheckedCopy chosen = CheckCopy(backend_, chosen_name, slot, read_options_);
+      if (chosen.info.state == CopyState::kValid &&
+          chosen.info.sequence == known.Of(*newest).sequence) {
+        format::ReadOptions read = read_options_;
+        read.leave_encoded_from = options.leave_encoded_from;
+        Result<format::File> file = format::Read(*chosen.verified, read);
+        if (file.ok()) return Loaded(known, *newest, std::move(file).value(), chosen.info.size);
+      }
+    }
+    return LoadBoth(name, slot, options);
+  }
+
+  // What a load returns: `file`, of `taken`, whose size is `size`; the other copy as `c` has it.
+  static LoadResult Loaded(const Copies& c, Copy taken, format::File file, std::uint64_t size) {
+    const CopyInfo& other = c.Of(OtherCopy(taken));
+    LoadResult result;
+    result.file = std::move(file);
+    result.copy = taken;
+    result.size = size;
+    result.other_state = other.state;
+    result.other_status = other.why;
+    result.recovered = other.state != CopyState::kValid && other.state != CopyState::kMissing;
+    return result;
+  }
+
+  // LoadNewest reading and checking both copies, and noting what it found of them.
+  Result<LoadResult> LoadBoth(const FileName& name, std::string_view slot,
+                              const LoadOptions& options) {
     const FileName a = name.copy() == Copy::kA ? name : name.Other();
     // Copy B is read and verified on another worker meanwhile, when one is free (SideTask).
     CheckedCopy copies[2];
@@ -755,16 +791,7 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
         continue;
       }
       SetCopies(name, c);
-      const CopyInfo& other = c.Of(OtherCopy(*newest));
-      LoadResult result;
-      result.file = std::move(file).value();
-      result.copy = *newest;
-      result.size = chosen.info.size;
-      result.other_state = other.state;
-      result.other_status = other.why;
-      result.recovered =
-          other.state != CopyState::kValid && other.state != CopyState::kMissing;
-      return result;
+      return Loaded(c, *newest, std::move(file).value(), chosen.info.size);
     }
     SetCopies(name, c);
     return NoCopyStatus(c);

@@ -5,9 +5,11 @@
 // not hold the newest valid save (newest by the header's sequence number, never by time), and until
 // the backend reports the write durable that copy counts as damaged. A crash, a kill, a full disk
 // or a torn write during a save therefore leaves the other copy, the last good save, untouched. A
-// load reads and verifies both copies and takes the newest valid one, falling back to the other and
-// saying so in its result; when a copy cannot be read at all, the load fails rather than risk
-// returning an older save.
+// load takes the newest valid copy, falling back to the other and saying so in its result; when a
+// copy cannot be read at all, the load fails rather than risk returning an older save. The first
+// load or save of a slot reads and verifies both copies; after that the stores know them, and a
+// load reads only the newest (verified in full, as always), reading both again when it is not what
+// they knew.
 //
 // Order. Every file has one queue for the whole process (shared by every Store over the same
 // backend object): saves, loads, deletes and copies of the same slot run one after another in the
@@ -17,9 +19,10 @@
 //
 // Threads. The game thread asks; the game thread hears back. A save's chunks start compressing on
 // a worker as soon as it is asked for; verifying, decoding and backend I/O run on workers and
-// backend threads. A load reads a slot's two copies at once when a second worker is free, so a
-// backend sees those two reads in either order. Every callback runs on the game thread when it drains the mailbox (each frame,
-// or inside Flush), never inside the call that asked. A call that throws (std::bad_alloc, an
+// backend threads. A load that reads both of a slot's copies reads them at once when a second
+// worker is free, so a backend sees those two reads in either order. Every callback runs on the
+// game thread when it drains the mailbox (each frame, or inside Flush), never inside the call that
+// asked. A call that throws (std::bad_alloc, an
 // allocation failing on the game thread) made no request: its callback never runs, nothing waits
 // for it, and the slot's other requests run as asked. (A save whose chunks could not be handed
 // to a worker after it was queued calls back Cancelled instead.)
@@ -137,7 +140,9 @@ struct LoadResult {
   // taken may be the older save, since the one not taken may have held a newer one. (A copy that
   // could not be read fails the load instead.)
   bool recovered = false;
-  // The state of the copy not taken, and why when not valid.
+  // The state of the copy not taken, and why when not valid: as this load read it, or, when the
+  // load read only the newest copy of a slot the stores knew, as they knew it (a copy damaged
+  // behind their back since is found when a load needs it).
   CopyState other_state = CopyState::kMissing;
   Status other_status;
   // The size in bytes of the copy the file came from.
@@ -276,7 +281,10 @@ class Store {
   // `make`.
   void Save(std::string_view slot, FileMaker make, SaveCallback done);
 
-  // Loads the newest valid copy of `slot`. `done` gets the file and which copy it came from, or:
+  // Loads the newest valid copy of `slot`. Both copies are read and verified unless the stores
+  // over this backend object know them (a save or load of the slot before); then only the copy
+  // they know as the newest is read, verified in full, and both are read after all when it is
+  // not that save or fails. `done` gets the file and which copy it came from, or:
   //   NotFound       neither copy exists;
   //   Damaged        no copy is valid (the message names each copy's damage);
   //   NewerVersion   the newest copy needs a newer version, and the other is not valid;

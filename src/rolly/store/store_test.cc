@@ -520,14 +520,62 @@ TEST_F(StoreTest, CopyHoldingAnotherSlotsHeaderIsDamaged) {
   ASSERT_OK(Save(store, "one", MakeFile("one's")).status());
   ASSERT_OK(Save(store, "two", MakeFile("two's first")).status());
   ASSERT_OK(Save(store, "two", MakeFile("two's second")).status());
-  // Copy b of "one" now holds "two"'s save with a higher sequence.
+  // Copy b of "one" now holds "two"'s save with a higher sequence. Read through a backend object
+  // of its own, whose stores know nothing of the slot yet, so both copies are read.
   backend.Poke(SlotFile("one", Copy::kB), *backend.Peek(SlotFile("two", Copy::kB)));
-  ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(store, "one"));
+  workers_.WaitUntilIdle();
+  CountingBackend unknown(&backend);
+  Store fresh(unknown, workers_, mailbox_);
+  ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(fresh, "one"));
   EXPECT_EQ(loaded.copy, Copy::kA);
   EXPECT_EQ(loaded.file.header.title, "one's");
   EXPECT_EQ(loaded.other_state, CopyState::kDamaged);
   EXPECT_THAT(loaded.other_status, StatusIs(StatusCode::kDamaged, HasSubstr("holds slot")));
-  EXPECT_THAT(LoadCopy(store, "one", Copy::kB), StatusIs(StatusCode::kDamaged));
+  EXPECT_THAT(LoadCopy(fresh, "one", Copy::kB), StatusIs(StatusCode::kDamaged));
+}
+
+// A store that knows a slot's copies (it saved or loaded the slot) reads only the newest on a
+// load, checked in full; the other is reported as known. When that copy is not what the store
+// knew (damaged since, or another save put in its place), both are read, as for a slot the store
+// never saw, and what they hold now is loaded and known from then on.
+TEST_F(StoreTest, ALoadOfASlotTheStoreKnowsReadsOnlyTheNewestCopy) {
+  MemoryBackend memory;
+  CountingBackend backend(&memory);
+  Store store(backend, workers_, mailbox_);
+  ASSERT_OK(Save(store, "s", MakeFile("one", 300, 1)).status());  // a, sequence 1
+  const Bytes first = *memory.Peek(SlotFile("s", Copy::kA));
+  ASSERT_OK(Save(store, "s", MakeFile("two", 300, 2)).status());    // b, 2
+  ASSERT_OK(Save(store, "s", MakeFile("three", 300, 3)).status());  // a, 3
+  int reads = backend.slot_reads();
+  auto load = [&](const char* title, Copy copy, int copies_read, CopyState other) {
+    SCOPED_TRACE(title);
+    ASSERT_OK_AND_ASSIGN(const LoadResult loaded, Load(store, "s"));
+    EXPECT_EQ(loaded.file.header.title, title);
+    EXPECT_EQ(loaded.copy, copy);
+    EXPECT_EQ(loaded.other_state, other);
+    EXPECT_EQ(loaded.recovered, other != CopyState::kValid);
+    EXPECT_EQ(backend.slot_reads(), reads + copies_read);
+    reads = backend.slot_reads();
+  };
+  ASSERT_NO_FATAL_FAILURE(load("three", Copy::kA, 1, CopyState::kValid));
+  // The older copy damaged behind the store's back: not read, so not seen until it is needed.
+  const Bytes second = *memory.Peek(SlotFile("s", Copy::kB));
+  memory.Poke(SlotFile("s", Copy::kB), Flipped(second, second.size() - 1));
+  ASSERT_NO_FATAL_FAILURE(load("three", Copy::kA, 1, CopyState::kValid));
+  memory.Poke(SlotFile("s", Copy::kB), second);
+  // The newest copy holds an older save now (its sequence is not the one known): both are read.
+  memory.Poke(SlotFile("s", Copy::kA), first);
+  ASSERT_NO_FATAL_FAILURE(load("two", Copy::kB, 3, CopyState::kValid));
+  ASSERT_NO_FATAL_FAILURE(load("two", Copy::kB, 1, CopyState::kValid));
+  // The newest copy damaged: both are read, and the older one is taken.
+  memory.Poke(SlotFile("s", Copy::kB), Flipped(second, second.size() - 1));
+  ASSERT_NO_FATAL_FAILURE(load("one", Copy::kA, 3, CopyState::kDamaged));
+  // Known damaged now: the next load reads only the valid copy, and the next save writes over
+  // the damaged one.
+  ASSERT_NO_FATAL_FAILURE(load("one", Copy::kA, 1, CopyState::kDamaged));
+  ASSERT_OK_AND_ASSIGN(const SaveInfo saved, Save(store, "s", MakeFile("four", 300, 4)));
+  EXPECT_EQ(saved.copy, Copy::kB);
+  ASSERT_NO_FATAL_FAILURE(load("four", Copy::kB, 1, CopyState::kValid));
 }
 
 TEST_F(StoreTest, FailedWriteKeepsThePreviousSaveAndTheNextSaveRetriesTheSameCopy) {
