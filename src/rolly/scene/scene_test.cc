@@ -784,6 +784,29 @@ TEST_F(SceneTest, RemovingALevelEndsEveryActorsPlayFirst) {
   EXPECT_EQ(scene_->FindActor(probes[1]), nullptr);
 }
 
+// An EndPlay that destroys actors of the same DestroyActors call, before and after its own place
+// in it: each ends play once, every one goes, and none is touched after it went.
+TEST_F(SceneTest, AnEndPlayThatDestroysOthersOfTheSameCallEndsEachOnce) {
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  std::vector<Guid> probes;
+  for (const char* label : {"first", "second", "third"}) {
+    ASSERT_OK_AND_ASSIGN(Actor * a, scene_->SpawnActor(Name("ProbeActor"), Name(), {}));
+    static_cast<ProbeActor*>(a)->label = label;
+    probes.push_back(a->id);
+  }
+  scene_->FindActorAs<ProbeActor>(probes[1])->pal = scene_->FindActor(probes[0]);
+  g_probe_end_play = [&](Actor& a) {
+    auto& probe = static_cast<ProbeActor&>(a);
+    if (probe.label == "first") scene_->DestroyActor(probes[2]);
+    if (probe.label == "second") scene_->DestroyActor(probes[0]);
+  };
+  log_.clear();
+  scene_->DestroyActors({probes[0], probes[1], probes[2]});
+  g_probe_end_play = nullptr;
+  EXPECT_THAT(log_, ElementsAre("EndPlay first", "EndPlay third", "EndPlay second with its pal"));
+  for (Guid id : probes) EXPECT_EQ(scene_->FindActor(id), nullptr);
+}
+
 TEST_F(SceneTest, AttachAndOwner) {
   ASSERT_OK(scene_->Start("maps/small.json"));
   ASSERT_OK(scene_->Attach(G(kChestId), G(kAliceId), Name("Back")));
