@@ -1256,11 +1256,11 @@ TEST_F(SaveLoadTest, ASecondPassSharedWithAWorkerSetsAndReportsWhatTheGameThread
     LoadOutcome outcome;
     std::vector<world::WorldChunk> world;
   };
-  auto load = [&](std::optional<SideTask::Post> helper) -> Loaded {
+  auto load = [&](std::optional<SideTask::Post> helper, std::size_t at_least = 1) -> Loaded {
     auto b = NewGame();
     b->scene.AddMap(kForgeMap, loading_map);
     EXPECT_OK(b->scene.Start(kForgeMap));
-    if (helper) b->saves.world().SetApplyHelper(*helper, 1);
+    if (helper) b->saves.world().SetApplyHelper(*helper, at_least);
     if (!helper) b->saves.world().SetApplyHelper({});
     Result<LoadOutcome> out = LoadNow(*b, "beside");
     EXPECT_OK(out.status());
@@ -1290,14 +1290,25 @@ TEST_F(SaveLoadTest, ASecondPassSharedWithAWorkerSetsAndReportsWhatTheGameThread
     ++posts;
     std::thread(std::move(task)).join();
   });
-  // One post for the tables the passes read (made beside the host's removal of actors), one for
-  // the second pass.
-  EXPECT_EQ(posts, 2);
+  // One post that wakes the helper's thread as the apply starts, one for the tables the passes
+  // read (made beside the host's removal of actors), one for the second pass.
+  EXPECT_EQ(posts, 3);
   EXPECT_THAT(heat_threads, ElementsAre(game_thread));
   EXPECT_SAME_WORLD(alone.world, helped.world);
   EXPECT_EQ(helped.outcome.report.applied, alone.outcome.report.applied);
   EXPECT_EQ(helped.outcome.report.messages, alone.outcome.report.messages);
   EXPECT_EQ(helped.outcome.report.messages_dropped, alone.outcome.report.messages_dropped);
+
+  // An apply of fewer records than the helper is set for neither shares nor wakes it.
+  posts = 0;
+  const Loaded small = load(
+      [&](std::function<void()> task) {
+        ++posts;
+        std::thread(std::move(task)).join();
+      },
+      alone.outcome.report.applied + 1000);
+  EXPECT_EQ(posts, 0);
+  EXPECT_SAME_WORLD(alone.world, small.world);
 
   heat_threads.clear();
   const Loaded pooled =
@@ -1384,9 +1395,9 @@ TEST_F(SaveLoadTest, TheRemovalsGameCodeRunsBesideTheTablesOfASharedSecondPass) 
   EXPECT_GE(alone.outcome.report.removed, 1u);
   const Loaded helped = load(true);
   EXPECT_EQ(helped.ended, 1);
-  // One task made the tables beside the removal, one shared the second pass, though the world
-  // had no helper by then.
-  EXPECT_EQ(helped.posts, 2);
+  // One task woke the helper's thread as the apply started, one made the tables beside the
+  // removal, one shared the second pass, though the world had no helper by then.
+  EXPECT_EQ(helped.posts, 3);
   EXPECT_SAME_WORLD(alone.world, helped.world);
   EXPECT_EQ(helped.outcome.report.applied, alone.outcome.report.applied);
   EXPECT_EQ(helped.outcome.report.removed, alone.outcome.report.removed);

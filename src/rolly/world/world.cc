@@ -1470,6 +1470,19 @@ class World::Applier {
       for (const LoadedGame::Chunk& c : game_->chunks()) records += c.payload.size();
       targets_.reserve(records);
       placements_.reserve(records);
+      // An apply this large will likely offer the helper work once its finds are done. The
+      // helper's thread has most likely been idle since the save was checked (a map opening in
+      // between), and a thread idle that long can take milliseconds to wake (on a virtual
+      // machine, a halted core), longer than the removal it would work beside: so it is woken
+      // now, with nothing to do, while the finds run. (Measured: the tables' task started 2.4 to
+      // 9.6 ms after it was offered, mostly after the game thread had made them itself.)
+      if (world_.apply_helper_ && records >= world_.apply_beside_at_least_) {
+        try {
+          world_.apply_helper_([] {});
+        } catch (...) {
+          // Not woken (an allocation failing in its queue): it is offered the work all the same.
+        }
+      }
     }
     // Find every record's object first; nothing changes yet.
     for (const LoadedGame::Chunk& c : game_->chunks()) {

@@ -375,11 +375,12 @@ class World : public HostEvents {
   // at least `at_least` (decided once, before the host removes actors): both threads set the
   // values of records that need none of the game's code, and this thread then sets those that
   // do, in record order (docs/world.md, "Threads"). Such an apply also has that thread make the
-  // tables the passes read while the host removes the actors the save holds destroyed. The
-  // report is the same either way, and so is the world as long as the game's setters and
-  // save-extra hooks change only their own object: such a record's code runs after the records
-  // set beside it, later ones included. An empty `helper`: every apply on this thread alone (the
-  // default).
+  // tables the passes read while the host removes the actors the save holds destroyed; and a
+  // load's apply of a save of at least `at_least` records posts `helper` an empty task as it
+  // starts, so that a thread long idle is awake by the time it is offered that work. The report
+  // is the same either way, and so is the world as long as the game's setters and save-extra
+  // hooks change only their own object: such a record's code runs after the records set beside
+  // it, later ones included. An empty `helper`: every apply on this thread alone (the default).
   void SetApplyHelper(record::CheckedPayload::Post helper,
                       std::size_t at_least = kApplyBesideAtLeast) {
     apply_helper_ = std::move(helper);
