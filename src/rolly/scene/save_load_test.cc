@@ -4972,6 +4972,33 @@ TEST_F(WaitingHookTest, AComponentMadeWhileItsActorSpawnsAgainGetsItsRecord) {
   }
 }
 
+// A load matches the component records of the actors it spawns again as each actor spawns, when
+// they come in the spawns' order. One that does not (a record that waited through a save, which
+// writes it after the actors it listed) is found by its actor once all are spawned, and waits
+// again for its component.
+TEST_F(WaitingHookTest, ASpawnedActorsComponentRecordOutOfTheSpawnsOrderIsFoundAfterThem) {
+  auto a = StreamedGame();
+  ASSERT_OK_AND_ASSIGN(Actor * first, a->scene.SpawnActor(Name("Forge"), Name(), {}));
+  const Guid first_id = first->id;
+  ASSERT_OK(AddPlaque(*a, first_id, "First", "waited"));
+  ASSERT_OK(SaveNow(*a, "f"));
+
+  auto b = StreamedGame();
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(*b, "f"));
+  ASSERT_EQ(out.report.waiting, 1u) << Lines(out.report.messages);
+  ASSERT_OK_AND_ASSIGN(Actor * second, b->scene.SpawnActor(Name("Forge"), Name(), {}));
+  const Guid second_id = second->id;
+  ASSERT_OK(AddPlaque(*b, second_id, "Second", "made"));
+  ASSERT_OK(SaveNow(*b, "g"));
+
+  auto c = StreamedGame();
+  ASSERT_OK_AND_ASSIGN(LoadOutcome again, LoadNow(*c, "g"));
+  EXPECT_EQ(again.report.spawned, 2u) << Lines(again.report.messages);
+  EXPECT_EQ(again.report.waiting, 2u) << Lines(again.report.messages);
+  EXPECT_EQ(MakePlaque(*c, first_id, "First"), "waited");
+  EXPECT_EQ(MakePlaque(*c, second_id, "Second"), "made");
+}
+
 // A streamed level's apply of the held save matches only the records it left waiting itself, not
 // those an earlier apply of the same save left for the same component. (Here a client, which keeps
 // no level memory, destroys a forge the load spawned again in the Cellar and takes the level out

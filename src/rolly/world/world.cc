@@ -1508,6 +1508,12 @@ class World::Applier {
       host_.DestroyActors(remove_);
     }
     report_->removed += remove_.size();
+    // The components of actors that came back exist once they are spawned. Their records follow
+    // their actor's (as a save writes them), in the order the spawns are: each is matched against
+    // the view its spawn returned, while that actor is at hand; records in another order are
+    // found afterwards by their actor's ID.
+    std::size_t pending = 0;
+    std::vector<bool> matched_at_spawn(pending_components_.size());
     for (Spawn& s : spawns_) {
       Result<ActorView> view = host_.BeginSpawn(s.level, *s.cls, s.id, s.place.transform);
       if (!view.ok()) {
@@ -1520,9 +1526,25 @@ class World::Applier {
       Take(*s.chunk, s.record, view->object, true);
       placements_.push_back({s.id, s.place});
       ++report_->spawned;
+      // (Only the world chunk of the current map has actors, so records compare within it.)
+      while (pending < pending_components_.size() &&
+             pending_components_[pending].record < s.record) {
+        ++pending;
+      }
+      for (; pending < pending_components_.size() &&
+             pending_components_[pending].comp.actor == s.id;
+           ++pending) {
+        const Pending& p = pending_components_[pending];
+        if (const Object found = MatchComponent(*p.chunk, p.record, p.comp, *view)) {
+          Take(*p.chunk, p.record, found, true);
+        }
+        matched_at_spawn[pending] = true;
+      }
     }
-    // The components of actors that came back exist now.
-    for (const Pending& p : pending_components_) FindComponent(p);
+    listed_for_ = Guid();  // (what was listed changes with the next spawn or pass)
+    for (std::size_t k = 0; k < pending_components_.size(); ++k) {
+      if (!matched_at_spawn[k]) FindComponent(pending_components_[k]);
+    }
     // First pass: the spawned actors' values (their targets, and only theirs, come after the
     // finds'); they finish spawning; then everything else.
     ApplyPass(found_targets_, true);
