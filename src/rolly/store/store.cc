@@ -1546,7 +1546,12 @@ void Store::Load(std::string_view slot, const LoadOptions& options, LoadCallback
   }
   auto self = impl_;
   self->AnswerInTurn(name->base(), op, [self, name = *name, slot = std::string(slot), options] {
-    return self->LoadNewest(name, slot, options);
+    Result<LoadResult> read = self->LoadNewest(name, slot, options);
+    if (!read.ok() || !options.on_read) return read;
+    return store_internal::AnswerOf<Result<LoadResult>>("the load's on_read", [&] {
+      options.on_read(*read);
+      return std::move(read);
+    });
   });
   request.HandedOn();
 }

@@ -118,6 +118,8 @@ enum class CopyState : std::uint8_t {
   kFailed,   // could not be read (StorageFailed, SignedOut)
 };
 
+struct LoadResult;
+
 // How a load reads the copy it takes.
 struct LoadOptions {
   // The copy's zstd chunks of at least this many decoded bytes are checked but left encoded
@@ -129,6 +131,14 @@ struct LoadOptions {
   // the store holds that copy valid, as it holds a copy it verified but never decoded: its next
   // save goes to the other copy.
   std::uint64_t leave_encoded_from = format::kNeverLeaveEncoded;
+  // Runs on the worker that read the copy, with what the load found, before the callback is
+  // posted to the game thread; only for a load that found a copy. For work on the file that needs
+  // no game thread (a save system checks the save's records here), so that it starts as the read
+  // ends instead of at the game thread's next step. It may change the result (take a chunk's
+  // bytes out of the file), and the callback gets it as it left it. The slot's turn is held while
+  // it runs: the slot's next operation waits for it. What it throws fails the load with
+  // StorageFailed naming the exception. It must not wait for the game thread.
+  std::function<void(LoadResult&)> on_read;
 };
 
 // What a load found.

@@ -432,6 +432,48 @@ TEST_F(StoreTest, ALoadLeavesTheChunksAskedForEncoded) {
   }
 }
 
+// A load's on_read runs on the worker that read the copy, before the callback is posted, with
+// the file the callback then gets as on_read left it; it does not run for a load that found no
+// copy; and what it throws fails the load with StorageFailed naming it.
+TEST_F(StoreTest, OnReadRunsOnTheWorkerBeforeTheCallbackAndItsThrowFailsTheLoad) {
+  MemoryBackend backend;
+  Store store(backend, workers_, mailbox_);
+  ASSERT_OK(Save(store, "s", MakeFile("saved", 500, 1)).status());
+  std::atomic<int> runs{0};
+  std::atomic<bool> on_game_thread{false};
+  LoadOptions options;
+  options.on_read = [&](LoadResult& read) {
+    ++runs;
+    if (std::this_thread::get_id() == game_thread_) on_game_thread = true;
+    read.file.header.title = "seen on the worker";
+  };
+  std::optional<Result<LoadResult>> got;
+  store.Load("s", options, [&](Result<LoadResult> r) {
+    OnGameThread();
+    // Posted once on_read returned: it ran before.
+    EXPECT_EQ(runs.load(), 1);
+    got.emplace(std::move(r));
+  });
+  ASSERT_OK(store.FlushFor(kPatience));
+  ASSERT_TRUE(got.has_value());
+  ASSERT_OK(got->status());
+  EXPECT_EQ((*got)->file.header.title, "seen on the worker");
+  EXPECT_FALSE(on_game_thread.load());
+
+  // No copy: not found, and on_read does not run.
+  EXPECT_THAT(Load(store, "none", options).status(), StatusIs(StatusCode::kNotFound));
+  EXPECT_EQ(runs.load(), 1);
+
+  // A throw: StorageFailed naming on_read and the exception; the slot loads afterwards.
+  LoadOptions throwing;
+  throwing.on_read = [](LoadResult&) { throw std::runtime_error("out of checks"); };
+  const Status thrown = Load(store, "s", throwing).status();
+  EXPECT_THAT(thrown, StatusIs(StatusCode::kStorageFailed));
+  EXPECT_THAT(std::string(thrown.message()), HasSubstr("on_read threw: out of checks"));
+  ASSERT_OK_AND_ASSIGN(LoadResult again, Load(store, "s"));
+  EXPECT_EQ(again.file.header.title, "saved");
+}
+
 // A copy far larger than any file may be (a sparse file of 64 GiB) is read no further than a
 // file's bound and one byte (about 1 GiB), and is damaged: the other copy loads. Before the
 // bound the store read it whole, and the process ran out of memory.
