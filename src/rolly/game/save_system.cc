@@ -335,100 +335,103 @@ void SaveSystem::Load(std::string_view slot, const LoadOptions& options, LoadCal
 }
 
 void SaveSystem::Read(LoadState* state, bool decode_while_checking) {
+  // Every record is checked on the worker that read the copy, as soon as the read ends (the
+  // store's LoadOptions::on_read): the check does not wait for a Tick to be asked for. Nothing
+  // changes until it passed. A chunk the store left encoded is decoded there, while its records
+  // are checked as they arrive.
+  struct Checked {
+    std::optional<CheckedGame> game;  // none: the read failed, or the check threw
+    bool undecodable = false;  // a frame that passed every check of the read does not decode
+  };
+  auto checked = std::make_shared<Checked>();
   store::LoadOptions options;
   if (decode_while_checking) options.leave_encoded_from = kDecodeWhileCheckingFrom;
-  store_.Load(state->slot, options, [this, state, alive = std::weak_ptr<int>(worker_jobs_)](
-                                        Result<store::LoadResult> read) mutable {
-    if (alive.expired() || load_.get() != state) return;
-    if (state->cancelled) return FinishLoad(CancelledError("the load was cancelled"));
-    if (!read.ok()) return FinishLoad(read.status());
-    // Checking every record runs on a worker; nothing changes until it passed. A chunk the store
-    // left encoded is decoded there, while its records are checked as they arrive.
-    EndLoadOnThrow ends_if_check_not_asked{this, state};
-    auto file = std::make_shared<store::LoadResult>(std::move(*read));
-    auto undecodable = std::make_shared<bool>(false);  // written on the worker, read after
-    auto world_chunks = [file, undecodable] {
-      std::vector<world::WorldChunk> chunks;
-      for (std::size_t k = 0; k < file->file.chunks.size(); ++k) {
-        format::Chunk& c = file->file.chunks[k];
-        if (!IsWorldChunk(c) || !(c.is_decoded() || c.is_left_encoded())) continue;
-        world::WorldChunk w;
-        std::copy_n(c.id().view().data(), 4, w.id.begin());
-        w.key = c.key();
-        if (c.is_decoded()) {
-          w.payload = c.TakeData();
-        } else {
-          w.fill_size = c.decoded_size();
-          w.fill = [file, k, undecodable](std::span<std::uint8_t> out,
-                                          const std::function<void(std::size_t)>& arrived) {
-            format::Chunk& chunk = file->file.chunks[k];
-            Status s = format::DecodeChunk(chunk, out, arrived);
-            *undecodable = !s.ok();
-            chunk.set_data(Bytes());  // its stored bytes are needed no more
-            return s;
-          };
-        }
-        chunks.push_back(std::move(w));
+  options.on_read = [checked, registry = &registry_,
+                     workers = &workers_](store::LoadResult& read) {
+    std::vector<world::WorldChunk> chunks;
+    for (format::Chunk& c : read.file.chunks) {
+      if (!IsWorldChunk(c) || !(c.is_decoded() || c.is_left_encoded())) continue;
+      world::WorldChunk w;
+      std::copy_n(c.id().view().data(), 4, w.id.begin());
+      w.key = c.key();
+      if (c.is_decoded()) {
+        w.payload = c.TakeData();
+      } else {
+        w.fill_size = c.decoded_size();
+        // (The check fills it before on_read returns, while `c` is the store's to change.)
+        w.fill = [&c, checked](std::span<std::uint8_t> out,
+                               const std::function<void(std::size_t)>& arrived) {
+          Status s = format::DecodeChunk(c, out, arrived);
+          checked->undecodable = !s.ok();
+          c.set_data(Bytes());  // its stored bytes are needed no more
+          return s;
+        };
       }
-      return chunks;
-    };
+      chunks.push_back(std::move(w));
+    }
+    checked->game = world::LoadedGame::Check(std::move(chunks), *registry, PostTo(*workers));
+  };
+  store_.Load(state->slot, options, [this, state, checked, alive = std::weak_ptr<int>(worker_jobs_),
+                                     slot = state->slot](Result<store::LoadResult> read) {
+    if (alive.expired()) return;
     // A frame that passed every check of the read but does not decode: the slot is read again,
     // the store decoding, so that it takes the other copy instead when that one is valid, as a
     // load always did, and knows the copy damaged for the saves after. So it is read again also
     // for a load cancelled meanwhile (which ends at that read's answer), or gone.
-    CheckOnWorker(std::move(world_chunks), [this, state, file, undecodable,
-                                            slot = state->slot](CheckedGame game) {
-      if (load_.get() != state) {
-        if (*undecodable) store_.Load(slot, [](Result<store::LoadResult>) {});
-        return;
-      }
-      EndLoadOnThrow ends_if_step_throws{this, state};
-      if (*undecodable) return Read(state, false);
-      if (state->cancelled) return FinishLoad(CancelledError("the load was cancelled"));
-      if (!game.ok()) return FinishLoad(game.status());
-      LoadOutcome outcome;
-      outcome.copy = file->copy;
-      outcome.recovered = file->recovered;
-      outcome.map = (*game)->map();
-      outcome.read_time = Clock::now() - state->started;
-      Progress(LoadStage::kLoadingAssets);
-      if (state->cancelled) return FinishLoad(CancelledError("the load was cancelled"));
-      const bool open = state->options.map == MapChoice::kOpenSavedMap && !outcome.map.empty();
-      if (!open) {
-        Progress(LoadStage::kSettingValues);
-        const Clock::time_point applying = Clock::now();
-        Status s = world_->Apply(std::move(*game), &outcome.report);
-        outcome.apply_time = Clock::now() - applying;
-        if (!s.ok()) return FinishLoad(s);
-        return FinishLoad(std::move(outcome));
-      }
-      Progress(LoadStage::kOpeningMap);
-      auto result = std::make_shared<std::optional<Result<LoadOutcome>>>();
-      auto applying = std::make_shared<Clock::time_point>();
-      world_->ApplyAtActorsInitialized(
-          std::move(*game),
-          [this, applying] {
-            *applying = Clock::now();
-            Progress(LoadStage::kSettingValues);
-          },
-          [outcome, result, applying](Status s, world::ApplyReport report) mutable {
-            outcome.report = std::move(report);
-            outcome.apply_time = Clock::now() - *applying;
-            if (s.ok()) {
-              *result = Result<LoadOutcome>(std::move(outcome));
-            } else {
-              *result = Result<LoadOutcome>(s);
-            }
-          });
-      Status opened = host_.OpenMap(outcome.map);
-      world_->CancelPendingApply();
-      if (!opened.ok()) return FinishLoad(opened);
-      if (!result->has_value()) {
-        return FinishLoad(NotFoundError("the map " + outcome.map +
-                                        " opened without reporting its actors initialized"));
-      }
-      FinishLoad(std::move(**result));
-    });
+    if (load_.get() != state) {
+      if (read.ok() && checked->undecodable) store_.Load(slot, [](Result<store::LoadResult>) {});
+      return;
+    }
+    EndLoadOnThrow ends_if_step_throws{this, state};
+    if (read.ok() && checked->undecodable) return Read(state, false);
+    if (state->cancelled) return FinishLoad(CancelledError("the load was cancelled"));
+    if (!read.ok()) return FinishLoad(read.status());
+    // (A load that found a copy ran on_read: what it threw failed the load with StorageFailed.)
+    if (!checked->game) return FinishLoad(StorageFailedError("the save was read but not checked"));
+    CheckedGame game = std::move(*checked->game);
+    if (!game.ok()) return FinishLoad(game.status());
+    LoadOutcome outcome;
+    outcome.copy = read->copy;
+    outcome.recovered = read->recovered;
+    outcome.map = (*game)->map();
+    outcome.read_time = Clock::now() - state->started;
+    Progress(LoadStage::kLoadingAssets);
+    if (state->cancelled) return FinishLoad(CancelledError("the load was cancelled"));
+    const bool open = state->options.map == MapChoice::kOpenSavedMap && !outcome.map.empty();
+    if (!open) {
+      Progress(LoadStage::kSettingValues);
+      const Clock::time_point applying = Clock::now();
+      Status s = world_->Apply(std::move(*game), &outcome.report);
+      outcome.apply_time = Clock::now() - applying;
+      if (!s.ok()) return FinishLoad(s);
+      return FinishLoad(std::move(outcome));
+    }
+    Progress(LoadStage::kOpeningMap);
+    auto result = std::make_shared<std::optional<Result<LoadOutcome>>>();
+    auto applying = std::make_shared<Clock::time_point>();
+    world_->ApplyAtActorsInitialized(
+        std::move(*game),
+        [this, applying] {
+          *applying = Clock::now();
+          Progress(LoadStage::kSettingValues);
+        },
+        [outcome, result, applying](Status s, world::ApplyReport report) mutable {
+          outcome.report = std::move(report);
+          outcome.apply_time = Clock::now() - *applying;
+          if (s.ok()) {
+            *result = Result<LoadOutcome>(std::move(outcome));
+          } else {
+            *result = Result<LoadOutcome>(s);
+          }
+        });
+    Status opened = host_.OpenMap(outcome.map);
+    world_->CancelPendingApply();
+    if (!opened.ok()) return FinishLoad(opened);
+    if (!result->has_value()) {
+      return FinishLoad(NotFoundError("the map " + outcome.map +
+                                      " opened without reporting its actors initialized"));
+    }
+    FinishLoad(std::move(**result));
   });
 }
 

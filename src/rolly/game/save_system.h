@@ -162,7 +162,8 @@ class SaveSystem {
   void Fail(std::function<void()> step);
   void Progress(LoadStage stage);
   void FinishLoad(Result<LoadOutcome> result);
-  // Reads the running load's slot, then checks it on a worker and goes on with the load. With
+  // Reads the running load's slot and checks it on the worker that read it (the store's
+  // LoadOptions::on_read), then goes on with the load at the next Tick. With
   // `decode_while_checking`, the store leaves the large world chunks encoded and the check
   // decodes them (reading again without, should one not decode).
   void Read(LoadState* state, bool decode_while_checking);

@@ -2475,6 +2475,33 @@ TEST_F(SaveLoadTest, ALoadOfAMapTheGameLacksIsNotFoundAndChangesNothing) {
   EXPECT_SAME_WORLD(before, after);
 }
 
+// A load's records are checked on the worker that read the save, as the read ends: its first
+// step on the game thread comes once both are done, and a load that keeps the map ends at that
+// Tick. (When the read's answer was a step of its own, the check started only at a Tick, and a
+// game ticking once a frame waited a frame more for every load.)
+TEST_F(SaveLoadTest, ALoadChecksTheSaveAsItIsReadAndEndsAtTheFirstTickAfter) {
+  auto a = PlayedGame(10);
+  ASSERT_OK(SaveNow(*a, "s"));
+  auto b = NewGame();
+  ASSERT_OK(b->scene.Start(kMap));
+  ASSERT_OK(b->saves.Flush(Deadline()));
+  ASSERT_EQ(mailbox_.pending(), 0u);
+  std::optional<Result<LoadOutcome>> got;
+  game::LoadOptions options;
+  options.map = MapChoice::kKeepCurrentMap;
+  b->saves.Load("s", options, [&](Result<LoadOutcome> r) { got.emplace(std::move(r)); });
+  // The first step, not run yet.
+  const auto deadline = Deadline();
+  while (mailbox_.pending() == 0 && Mailbox::Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ(mailbox_.pending(), 1u);
+  b->saves.Tick();
+  ASSERT_TRUE(got.has_value()) << "the load waited for another Tick";
+  EXPECT_OK(got->status());
+  EXPECT_FALSE(b->saves.loading());
+}
+
 TEST_F(SaveLoadTest, CancelBeforeTheMapOpensStopsTheLoad) {
   auto a = PlayedGame(10);
   ASSERT_OK(SaveNow(*a, "s"));
@@ -3574,6 +3601,27 @@ TEST_F(SaveLoadTest, AWorldChunkThatDoesNotDecodeIsLoadedFromTheOtherCopy) {
   AddBackpacks(b->scene, backpacks);
   ASSERT_OK_AND_ASSIGN(auto loaded, Capture(*b));
   EXPECT_SAME_WORLD(older, loaded);
+
+  // A load cancelled as it starts still checks what it read, so the store learns the copy it
+  // took does not decode (here through a backend object of its own, whose stores know nothing
+  // yet): the next save then goes over that copy, and the older save stays.
+  ASSERT_OK_AND_ASSIGN(const store::FileName older_name,
+                       store::FileName::ForSlot("rolly", "big", older_save.info.copy));
+  const std::optional<Bytes> older_bytes = backend_.Peek(older_name);
+  ASSERT_TRUE(older_bytes.has_value());
+  store::FaultBackend fresh(&backend_);
+  Game c(*registry_, fresh, mailbox_, workers_);
+  c.scene.AddMap(kOtherMap, BuildSampleMap(20, 5));
+  ASSERT_OK(c.scene.Start(kOtherMap));
+  std::optional<Result<LoadOutcome>> cancelled;
+  c.saves.Load("big", {}, [&](Result<LoadOutcome> r) { cancelled.emplace(std::move(r)); });
+  ASSERT_OK(c.saves.CancelLoad());
+  ASSERT_OK(c.saves.Flush(Deadline()));
+  ASSERT_TRUE(cancelled.has_value());
+  EXPECT_THAT(*cancelled, StatusIs(StatusCode::kCancelled));
+  ASSERT_OK_AND_ASSIGN(SaveOutcome after_cancel, SaveNow(c, "big"));
+  EXPECT_EQ(after_cancel.info.copy, newer_save.info.copy);
+  EXPECT_EQ(backend_.Peek(older_name), older_bytes);
 }
 
 // --- More: the comparison itself, waiting components, other maps -------------------------------
