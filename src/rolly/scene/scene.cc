@@ -585,27 +585,21 @@ Actor* Scene::FindActor(Guid id) const { return world_ ? world_->Find(id) : null
 
 namespace {
 
-// The index in `actors` (ordered by sequence number) of the actor numbered `seq`, which is there.
-// Looked for from `from` on first, in steps that double, then by halves: an ID that misses the
-// cursor (a save's tombstones, which come after the actors there, in the map's order) mostly
-// lies a little past the last one found, and a search from there reads a few lines near it
-// instead of the seventeen spread over the whole list that a search of 100,000 actors reads.
+// The index in `actors` (ordered by sequence number, each number once) of the actor numbered
+// `seq`, which is there. The numbers grow by at least one from an actor to the next, so the actor
+// lies at most `seq - n` places past one numbered n: at exactly that place when none numbered in
+// between was destroyed (a map just opened), which is read first, else before it, found by halves
+// from there. The place is reckoned from the actor at `from` when `seq` lies past it (an ID that
+// misses the cursor, such as a save's tombstones, which come after the actors there in the map's
+// order, mostly lies a little past the last one found), else from the first.
 std::size_t PositionOf(const std::vector<std::pair<std::uint64_t, std::unique_ptr<Actor>>>& actors,
                        std::uint64_t seq, std::size_t from) {
   const auto before = [](const auto& e, std::uint64_t s) { return e.first < s; };
-  std::size_t low = 0;
-  std::size_t high = actors.size();
-  if (from < actors.size() && actors[from].first <= seq) {
-    low = from;
-    std::size_t step = 1;
-    while (low + step < actors.size() && actors[low + step].first < seq) {
-      low += step;
-      step *= 2;
-    }
-    high = std::min(actors.size(), low + step + 1);
-  } else if (from < actors.size()) {
-    high = from;
-  }
+  const std::size_t low = from < actors.size() && actors[from].first <= seq ? from : 0;
+  const std::size_t at = low + static_cast<std::size_t>(std::min<std::uint64_t>(
+                                   seq - actors[low].first, actors.size() - 1 - low));
+  if (actors[at].first == seq) return at;
+  const std::size_t high = at;
   const auto begin = actors.begin();
   return static_cast<std::size_t>(
       std::lower_bound(begin + static_cast<std::ptrdiff_t>(low),
@@ -625,7 +619,10 @@ void Scene::LookUpActors(std::span<const Guid> ids, bool components, Each&& each
   // them in once the map is opened again. So each ID is first matched against the actor at a
   // cursor into `actors`, or one of the few after it (those between were destroyed, or not
   // saved); the actors along the cursor are asked into cache kCursorAhead ahead. Only the others
-  // are looked up in the ID table, which puts the cursor after the actor found there.
+  // are looked up in the ID table, which puts the cursor after the actor found there. After an
+  // ID the cursor missed, the next goes to the table straight away, its slot asked ahead (a
+  // save's spawned actors and tombstones come in runs, none near the cursor), until one is found
+  // within reach of the cursor again.
   //
   // A software pipeline around that: while IDs miss the cursor, the table slot of ID k +
   // kSlotAhead is asked into cache; ID k + kActorAhead is looked up and its actor asked into
@@ -645,27 +642,30 @@ void Scene::LookUpActors(std::span<const Guid> ids, bool components, Each&& each
   const auto& actors = w.actors;
   std::size_t cursor = 0;
   std::size_t asked = 0;  // the actors along the cursor asked for: those before this
-  bool on_cursor = true;  // whether the last ID looked up was matched at the cursor
+  bool on_cursor = true;  // whether the last ID looked up was found within reach of the cursor
   // (Inlined at both calls: it runs for every ID.)
   auto lookup = [&](std::size_t k) __attribute__((always_inline)) {
-    for (; asked < std::min(cursor + kCursorAhead, actors.size()); ++asked) {
-      __builtin_prefetch(actors[asked].second.get());
-    }
     Actor* a = nullptr;
-    const std::size_t end = std::min(cursor + kCursorWindow, actors.size());
-    for (std::size_t j = cursor; j < end; ++j) {
-      if (actors[j].second->id == ids[k]) {
-        a = actors[j].second.get();
-        cursor = j + 1;
-        break;
+    if (on_cursor) {
+      for (; asked < std::min(cursor + kCursorAhead, actors.size()); ++asked) {
+        __builtin_prefetch(actors[asked].second.get());
+      }
+      const std::size_t end = std::min(cursor + kCursorWindow, actors.size());
+      for (std::size_t j = cursor; j < end; ++j) {
+        if (actors[j].second->id == ids[k]) {
+          a = actors[j].second.get();
+          cursor = j + 1;
+          break;
+        }
       }
     }
-    on_cursor = a != nullptr;
     if (a == nullptr) {
+      on_cursor = false;
       if (const auto* entry = w.by_id.Find(ids[k])) {
         a = entry->second;
         const std::size_t at = PositionOf(actors, entry->first, cursor);
         assert(at < actors.size() && actors[at].first == entry->first);
+        on_cursor = at >= cursor && at < cursor + kCursorWindow;
         cursor = at + 1;
         asked = std::max(asked, cursor);
       }
