@@ -138,6 +138,7 @@ class GuidSet {
   bool Contains(Guid id) const { return map_.Contains(id); }
   bool Erase(Guid id) { return map_.Erase(id); }
   std::size_t size() const { return map_.size(); }
+  bool empty() const { return size() == 0; }
 
  private:
   struct Empty {};

@@ -1028,20 +1028,31 @@ void Scene::ClearReferencesTo(const GuidSet& gone, const GuidSet& gone_ids) {
 
 // --- Building a world -------------------------------------------------------------------------
 
-Status Scene::BuildLevelActors(World& world, Name level, bool resolve_references) {
+Status Scene::BuildLevelActors(World& world, Name level, bool resolve_references,
+                               LeaveOut* leave_out) {
   std::vector<PendingReference> refs;
   const MapData& map = *world.map;
+  const auto left_out = [leave_out](Guid id) {
+    return leave_out != nullptr && !id.is_none() && leave_out->ids.Contains(id);
+  };
   for (const ActorSpec& spec : map.actors) {
     if (spec.level != level) continue;
+    if (left_out(spec.id)) {
+      leave_out->left.push_back(spec.id);
+      continue;
+    }
     const std::string where = ActorWhere(map.path, spec.id, spec.cls);
     Result<Actor*> made = MakeActor(world, *spec.cls, spec.id, spec.level, spec.transform, false);
     if (!made.ok()) return InvalidInputError(where + ": " + std::string(made.status().message()));
     Actor* a = *made;
     a->tags.assign(spec.tags.begin(), spec.tags.end());
     a->saving = spec.saving;
-    a->owner_id = spec.owner;
-    a->attach_parent = spec.attach_parent;
-    a->attach_socket = spec.attach_socket;
+    // (An owner or a parent left out is as one destroyed: DestroyMany would set none.)
+    if (!left_out(spec.owner)) a->owner_id = spec.owner;
+    if (!left_out(spec.attach_parent)) {
+      a->attach_parent = spec.attach_parent;
+      a->attach_socket = spec.attach_socket;
+    }
     if (!spec.values.is_null()) {
       void* object = const_cast<void*>(ObjectOf(*actor_class_, a).ptr);
       ROLLY_RETURN_IF_ERROR(
@@ -1075,6 +1086,7 @@ Status Scene::BuildLevelActors(World& world, Name level, bool resolve_references
   const ClassInfo* actor_class = registry_.FindClass<Actor>();
   for (const PendingReference& r : refs) {
     Actor* target = world.Find(r.id);
+    if (target == nullptr && left_out(r.id)) continue;  // left empty
     if (target == nullptr)
       return InvalidInputError(r.where + ": no actor " + r.id.ToString() + " is loaded");
     reflect::ObjectRef t = registry_.DynamicClass(*actor_class, target);
@@ -1104,9 +1116,14 @@ void Scene::AddMap(std::string_view map_path, std::string json_text) {
 
 Status Scene::OpenMap(std::string_view map) { return OpenMapImpl(map, /*fresh_game=*/false); }
 
+Status Scene::OpenMapWithout(std::string_view map, const GuidSet& leave_out, GuidSet* left_out) {
+  return OpenMapImpl(map, /*fresh_game=*/false, &leave_out, left_out);
+}
+
 Status Scene::Start(std::string_view map) { return OpenMapImpl(map, /*fresh_game=*/true); }
 
-Status Scene::OpenMapImpl(std::string_view map_path, bool fresh_game) {
+Status Scene::OpenMapImpl(std::string_view map_path, bool fresh_game, const GuidSet* leave_out,
+                          GuidSet* left_out) {
   if (actor_class_ == nullptr || component_class_ == nullptr)
     return InvalidInputError(
         "the registry lacks RegisterSceneTypes' classes (register them and "
@@ -1137,6 +1154,9 @@ Status Scene::OpenMapImpl(std::string_view map_path, bool fresh_game) {
     }
   }
 
+  std::optional<LeaveOut> leaving;
+  if (leave_out != nullptr && left_out != nullptr && !leave_out->empty())
+    leaving.emplace(*leave_out);
   auto world = std::make_unique<World>();
   const MapData& map = *parsed;
   world->map = std::move(parsed);
@@ -1164,7 +1184,8 @@ Status Scene::OpenMapImpl(std::string_view map_path, bool fresh_game) {
     for (const LevelSpec& l : map.levels) {
       if (!l.loaded) continue;
       world->levels.push_back(l.name);
-      ROLLY_RETURN_IF_ERROR(BuildLevelActors(*world, l.name));
+      ROLLY_RETURN_IF_ERROR(
+          BuildLevelActors(*world, l.name, true, leaving ? &*leaving : nullptr));
     }
     for (std::size_t i = 0; i < map.players.size(); ++i) {
       const PlayerSpec& ps = map.players[i];
@@ -1207,6 +1228,9 @@ Status Scene::OpenMapImpl(std::string_view map_path, bool fresh_game) {
   TearDown();
   if (new_game_instance) game_instance_ = std::move(new_game_instance);
   world_ = std::move(world);
+  if (leaving) {
+    for (Guid id : leaving->left) left_out->Insert(id);
+  }
 
   if (events_) events_->OnActorsInitialized();
   world_->begun_play = true;

@@ -130,6 +130,12 @@ class Scene : public world::Host {
   // none yet. On failure the current world stays as it was. Keeps the game instance and its
   // subsystems; ends play of and destroys everything else of the old world first.
   Status OpenMap(std::string_view map) override;
+  // OpenMap, without the placed actors of the loaded levels whose IDs `leave_out` holds (see
+  // Host::OpenMapWithout): a reference field of the map's values that names one is left empty,
+  // and an owner or attachment naming one none. On success, each actor left out is added to
+  // `left_out` before the moments are called; on failure nothing is added.
+  Status OpenMapWithout(std::string_view map, const GuidSet& leave_out,
+                        GuidSet* left_out) override;
 
   // --- Running a game
   // The first map of a game: ends any world and game instance, makes the map's game instance and
@@ -229,15 +235,24 @@ class Scene : public world::Host {
   // through a std::function it cost a call more each time.
   template <typename Each>
   void LookUpActors(std::span<const Guid> ids, bool components, Each&& each);
-  Status OpenMapImpl(std::string_view map, bool fresh_game);
+  // The placed actors an OpenMapWithout leaves out, and those it left out so far.
+  struct LeaveOut {
+    const GuidSet& ids;
+    std::vector<Guid> left;
+  };
+  Status OpenMapImpl(std::string_view map, bool fresh_game, const GuidSet* leave_out = nullptr,
+                     GuidSet* left_out = nullptr);
   Result<std::string> ReadMapText(std::string_view map) const;
   // A new actor's ID (SetIdSource).
   Guid NewId() const { return id_source_ ? id_source_() : Guid::Random(); }
   Result<Actor*> MakeActor(World& world, const reflect::ClassInfo& cls, Guid id, Name level,
                            const reflect::Transformd& transform, bool spawned);
   // Makes the placed actors of `level` in `world` and sets their values; references to actors
-  // are set when `resolve_references` (a check of a level not loaded yet leaves them).
-  Status BuildLevelActors(World& world, Name level, bool resolve_references = true);
+  // are set when `resolve_references` (a check of a level not loaded yet leaves them). With
+  // `leave_out`, its actors are not made (each noted in it), and references, owners and
+  // attachments naming them are left empty.
+  Status BuildLevelActors(World& world, Name level, bool resolve_references = true,
+                          LeaveOut* leave_out = nullptr);
   void TearDown();
   void BeginPlayOf(Actor& actor);
   void EndAndDestroy(Actor& actor);

@@ -568,6 +568,57 @@ TEST_F(SceneTest, MapErrorsAreClearAndKeepTheWorld) {
   EXPECT_NE(scene_->FindActor(G(kDoorId)), nullptr);
 }
 
+// A map opened without some of its placed actors (a load's, Host::OpenMapWithout): they are not
+// made, a reference to one is left empty and an owner or attachment naming one none, and each
+// left out is reported before the map's actors are initialized. An actor of a level not loaded,
+// or one the map lacks, is not left out; nor is anything on the next OpenMap.
+TEST_F(SceneTest, OpenMapWithoutLeavesThoseActorsOut) {
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  GuidSet leave_out;
+  for (const char* id : {kAliceId, kDoorId, kCellarId, "00000000-0000-4000-8000-0000000000ff"}) {
+    leave_out.Insert(G(id));
+  }
+  GuidSet left_out;
+  struct Counting : RecordingEvents {
+    const GuidSet* left_out = nullptr;
+    std::size_t at_actors_initialized = 0;
+    void OnActorsInitialized() override { at_actors_initialized = left_out->size(); }
+  } counting;
+  counting.left_out = &left_out;
+  scene_->SetEvents(&counting);
+  ASSERT_OK(scene_->OpenMapWithout("maps/small.json", leave_out, &left_out));
+  scene_->SetEvents(&events_);
+  EXPECT_EQ(counting.at_actors_initialized, 2u);
+  EXPECT_EQ(left_out.size(), 2u);
+  EXPECT_TRUE(left_out.Contains(G(kAliceId)));
+  EXPECT_TRUE(left_out.Contains(G(kDoorId)));
+  EXPECT_EQ(scene_->FindActor(G(kAliceId)), nullptr);
+  EXPECT_EQ(scene_->FindActor(G(kDoorId)), nullptr);
+  EXPECT_EQ(scene_->ActorCount(), 4u);  // the chest, Bob, the probe and the player's pawn
+  auto* bob = scene_->FindActorAs<Character>(G(kBobId));
+  ASSERT_NE(bob, nullptr);
+  EXPECT_EQ(bob->target, nullptr);
+  EXPECT_TRUE(bob->attach_parent.is_none());
+  EXPECT_TRUE(bob->attach_socket.is_none());
+  EXPECT_TRUE(scene_->FindActor(G(kChestId))->owner_id.is_none());
+  EXPECT_EQ(scene_->FindActorAs<ProbeActor>(G(kProbeId))->token, G(kDoorId));  // a value, kept
+  ASSERT_OK(scene_->AddLevel(Name("Cellar")));
+  EXPECT_NE(scene_->FindActor(G(kCellarId)), nullptr);
+
+  // A map that fails to open leaves the world, and reports nothing left out.
+  GuidSet none;
+  scene_->AddMap("maps/bad.json", "{ not json");
+  EXPECT_THAT(scene_->OpenMapWithout("maps/bad.json", leave_out, &none),
+              StatusIs(StatusCode::kInvalidInput));
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(scene_->FindActor(G(kAliceId)), nullptr);
+  // The next OpenMap builds the whole map again.
+  ASSERT_OK(scene_->OpenMap("maps/small.json"));
+  EXPECT_EQ(scene_->FindActorAs<Character>(G(kBobId))->target,
+            scene_->FindActorAs<Character>(G(kAliceId)));
+  EXPECT_EQ(scene_->FindActor(G(kBobId))->attach_parent, G(kDoorId));
+}
+
 TEST_F(SceneTest, SpawnActorBeginsPlayAtOnce) {
   ASSERT_OK(scene_->Start("maps/small.json"));
   log_.clear();

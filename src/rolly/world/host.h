@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "rolly/core/guid.h"
+#include "rolly/core/guid_map.h"
 #include "rolly/core/name.h"
 #include "rolly/core/status.h"
 #include "rolly/reflect/type_registry.h"
@@ -202,6 +203,21 @@ class Host {
   // initialized (values are set then, before begin play), then begin play. NotFound for a map
   // the game does not have.
   virtual Status OpenMap(std::string_view map) = 0;
+  // OpenMap, building `map` without those of its placed actors whose IDs `leave_out` holds, and
+  // adding the ID of each it left out to `left_out` before it reports the map's actors
+  // initialized. A load that opens its saved map passes the placed actors the save holds
+  // destroyed, which it would otherwise destroy at that moment: a host that leaves them out
+  // spares making them and destroying them (for a host whose destroy walks the world to let go of
+  // references, most of what removing them costs). An actor left out is as one destroyed before
+  // begin play: references to it in the map are left empty, and an owner or attachment naming it
+  // none. The default builds the whole map and leaves `left_out` as it was; the load then
+  // destroys those actors itself.
+  virtual Status OpenMapWithout(std::string_view map, const GuidSet& leave_out,
+                                GuidSet* left_out) {
+    (void)leave_out;
+    (void)left_out;
+    return OpenMap(map);
+  }
 };
 
 // The engine's moments, which the host reports to the world layer (World implements this).
