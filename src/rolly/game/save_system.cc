@@ -424,7 +424,7 @@ void SaveSystem::Read(LoadState* state, bool decode_while_checking) {
             *result = Result<LoadOutcome>(s);
           }
         });
-    Status opened = host_.OpenMap(outcome.map);
+    Status opened = world_->OpenMapForApply(outcome.map);
     world_->CancelPendingApply();
     if (!opened.ok()) return FinishLoad(opened);
     if (!result->has_value()) {

@@ -150,14 +150,19 @@ Result<std::shared_ptr<const LoadedGame>> LoadedGame::Check(
     record::CheckedPayload::SectionCheck sections;
     sections.ids = kWorldSections;
     Status section_failure;  // what `check` returned when it failed
-    std::mutex failure_mutex;  // `check` may run on two threads (a split check)
-    sections.check = [&where, &section_failure, &failure_mutex](std::size_t i, std::size_t k,
-                                                                ByteView body) {
+    std::vector<std::uint32_t> destroyed;  // the tombstones met
+    std::mutex mutex;  // `check` may run on two threads (a split check)
+    sections.check = [&where, &section_failure, &destroyed, &mutex](std::size_t i, std::size_t k,
+                                                                    ByteView body) {
       Status s;
       switch (k) {
         case 0: {
           ActorSection a;
           s = ReadActor(body, &a);
+          if (s.ok() && a.destroyed) {
+            std::lock_guard lock(mutex);
+            destroyed.push_back(static_cast<std::uint32_t>(i - 1));  // (`i` counts from 1)
+          }
           break;
         }
         case 1: {
@@ -175,7 +180,7 @@ Result<std::shared_ptr<const LoadedGame>> LoadedGame::Check(
       if (s.ok()) return s;
       Status failure = DamagedError("chunk " + where + " record " + std::to_string(i) + ": " +
                                     std::string(s.message()));
-      std::lock_guard lock(failure_mutex);
+      std::lock_guard lock(mutex);
       section_failure = failure;
       return failure;
     };
@@ -208,7 +213,12 @@ Result<std::shared_ptr<const LoadedGame>> LoadedGame::Check(
       // first; chunks of other maps it keeps follow).
       if (game->map_.empty()) game->map_ = c.key;
     }
-    game->chunks_.push_back({c.id, std::move(c.key), std::move(*payload)});
+    // The two halves of a split check met them in two runs (and a record may have been checked
+    // twice): in order, each once.
+    std::sort(destroyed.begin(), destroyed.end());
+    destroyed.erase(std::unique(destroyed.begin(), destroyed.end()), destroyed.end());
+    if (c.id != kWorldChunk) destroyed.clear();
+    game->chunks_.push_back({c.id, std::move(c.key), std::move(*payload), std::move(destroyed)});
   }
   return std::shared_ptr<const LoadedGame>(std::move(game));
 }
@@ -1466,6 +1476,12 @@ class World::Applier {
 
   Status Run() {
     const std::string map = host_.CurrentMap();
+    // The actors the host left out of the map for this apply went as the removal would have
+    // taken them: counted, and every other record of them not applied.
+    if (only_level_.is_none() && !world_.left_out_.empty()) {
+      left_out_ = &world_.left_out_;
+      report_->removed += world_.left_out_noted_;
+    }
     for (const LoadedGame::Chunk& c : game_->chunks()) chunk_taken_[&c];
     if (only_level_.is_none()) {
       std::size_t records = 0;
@@ -1500,7 +1516,12 @@ class World::Applier {
     if (targets_.size() + spawns_.size() >= world_.apply_beside_at_least_) {
       helper_ = world_.apply_helper_;
     }
-    if (helper_) {
+    if (remove_.empty()) {
+      // Nothing to remove (none held destroyed, or the host left them out of the map): the
+      // tables are made here, at once, not on a helper's thread that may take milliseconds to
+      // wake.
+      if (helper_) NoteTargets(true);
+    } else if (helper_) {
       // The tables the shared pass reads are made beside the host's removal, which reads and
       // changes no target.
       SideTask note(helper_, [this] { NoteTargets(true); });
@@ -1665,12 +1686,7 @@ class World::Applier {
     const auto from = targets_.begin() + static_cast<std::ptrdiff_t>(first);
     targets_.erase(std::remove_if(from, targets_.end(), [&](const Target& t) {
       if (!doomed(t)) return false;
-      const record::CheckedPayload& records = t.chunk->payload;
-      dropped_.push_back(records.subject(t.record));
-      Message("record of " +
-              Describe(SavedClassText(records.tables(), records.layout(t.record)),
-                       records.subject(t.record)) +
-              " was not applied: the save holds its actor destroyed");
+      NotApplied(*t.chunk, t.record);
       return true;
     }), targets_.end());
     // A placement goes with its actor's record.
@@ -1684,6 +1700,18 @@ class World::Applier {
   // Notes the actor of `view`, which the save holds destroyed, and its components as objects
   // the removal destroys. False when it was noted already (a second tombstone of one actor, in a
   // file no save writes).
+  // Record `i` of `c` is not applied: the save holds its actor destroyed (removed, or left out of
+  // the map).
+  void NotApplied(const LoadedGame::Chunk& c, std::size_t i) {
+    const record::CheckedPayload& records = c.payload;
+    dropped_.push_back(records.subject(i));
+    Message("record of " +
+            Describe(SavedClassText(records.tables(), records.layout(i)), records.subject(i)) +
+            " was not applied: the save holds its actor destroyed");
+  }
+  // Whether the host left actor `id` out of the map this apply opened (World::OpenMapForApply).
+  bool LeftOut(Guid id) const { return left_out_ != nullptr && left_out_->Contains(id); }
+
   bool Doom(const ActorView& view) {
     auto note = [this](const void* p) {
       if (!doomed_.Insert(DoomedKey(p))) return false;
@@ -1836,9 +1864,11 @@ class World::Applier {
     const std::vector<Name> levels = host_.Levels();
     const Name persistent = levels.empty() ? Name() : levels.front();
     const record::CheckedPayload& records = c.payload;
-    // kOtherLevel: an actor of a level not applied now (only_level_ set); it ends the run of
-    // components following the actor before it, as any actor record does.
-    enum class Is : std::uint8_t { kActor, kComponent, kOtherLevel };
+    // kOtherLevel: an actor of a level not applied now (only_level_ set); kLeftOut: a tombstone
+    // of an actor the host left out of the map (nothing to find: it is not there, and counted
+    // removed already). Either ends the run of components following the actor before it, as any
+    // actor record does.
+    enum class Is : std::uint8_t { kActor, kComponent, kOtherLevel, kLeftOut };
     struct Entry {
       std::size_t record;
       Is is;
@@ -1856,9 +1886,17 @@ class World::Applier {
       records.Find(e.record, e.is == Is::kComponent ? kComponentSection : kActorSection, &found);
       return found;
     };
+    auto tombstone = c.destroyed.begin();  // the first at or after record i
     for (std::size_t i = 0; i < records.size(); ++i) {
       const int first = records.FirstChecked(i);
       if (first == 0) {
+        if (left_out_ != nullptr) {
+          while (tombstone != c.destroyed.end() && *tombstone < i) ++tombstone;
+          if (tombstone != c.destroyed.end() && *tombstone == i && LeftOut(records.subject(i))) {
+            entries.push_back({i, Is::kLeftOut});
+            continue;
+          }
+        }
         if (!only_level_.is_none()) {
           const ActorSection a = ActorOf(section({i, Is::kActor}));
           if ((a.level.empty() ? persistent.view() : a.level) != only_level_.view()) {
@@ -1891,7 +1929,7 @@ class World::Applier {
     auto take_components = [&] {
       for (; at < entries.size() && entries[at].is != Is::kActor; ++at) {
         const Entry& e = entries[at];
-        if (e.is == Is::kOtherLevel) {
+        if (e.is == Is::kOtherLevel || e.is == Is::kLeftOut) {
           last.id = Guid();
           continue;
         }
@@ -1996,6 +2034,10 @@ class World::Applier {
       if (!SamePlacement(a, *view)) placements_.emplace_back(subject, PlacementOf(a));
       return;
     }
+    if (LeftOut(subject)) {
+      NotApplied(c, i);
+      return;
+    }
     const reflect::ClassInfo* cls = registry_.FindClass(saved);
     if (!a.spawned || cls == nullptr || !level_loaded) {
       Message("actor " +
@@ -2059,6 +2101,10 @@ class World::Applier {
   }
 
   void FindComponent(const Pending& p) {
+    if (LeftOut(p.comp.actor)) {
+      NotApplied(*p.chunk, p.record);
+      return;
+    }
     ActorView actor;
     if (!host_.FindActor(p.comp.actor, &actor)) {
       Message("component " + std::string(p.comp.name) + " of actor " + p.comp.actor.ToString() +
@@ -2449,6 +2495,8 @@ class World::Applier {
   bool objects_made_ = false;
   std::size_t found_targets_ = 0;
   std::vector<Guid> dropped_;
+  // The actors the host left out of the map this apply opened (null: none, or not such an apply).
+  const GuidSet* left_out_ = nullptr;
   // The objects the removal of remove_ destroys, by address (DoomedKey), and in a list.
   GuidSet doomed_;
   std::vector<const void*> doomed_list_;
@@ -2568,13 +2616,30 @@ void World::ApplyAtActorsInitialized(std::shared_ptr<const LoadedGame> game,
   pending_done_ = std::move(done);
 }
 
+Status World::OpenMapForApply(std::string_view map) {
+  const LoadedGame::Chunk* c = pending_ ? pending_->Find(kWorldChunk, map) : nullptr;
+  if (c == nullptr || c->destroyed.empty()) return host_.OpenMap(map);
+  leave_out_.Reserve(c->destroyed.size());
+  for (std::uint32_t i : c->destroyed) leave_out_.Insert(c->payload.subject(i));
+  left_out_.Reserve(c->destroyed.size());
+  struct Forget {
+    World& world;
+    ~Forget() {
+      world.leave_out_ = GuidSet();
+      world.left_out_ = GuidSet();
+      world.left_out_noted_ = 0;
+    }
+  } forget{*this};
+  return host_.OpenMapWithout(map, leave_out_, &left_out_);
+}
+
 void World::CancelPendingApply() {
   pending_.reset();
   pending_starting_ = nullptr;
   pending_done_ = nullptr;
 }
 
-void World::NotePlacedActors(Name level) {
+std::uint32_t World::NotePlacedActors(Name level) {
   // One entry per ID: of equal IDs the one noted last wins.
   std::size_t saving = 0;
   std::uint32_t order = 0;
@@ -2598,6 +2663,36 @@ void World::NotePlacedActors(Name level) {
     placed_index_.Put(a.id, slot);
   });
   placed_saving_[level] = saving;
+  return order;
+}
+
+void World::NoteLeftOut(const std::vector<std::pair<Name, std::uint32_t>>& noted) {
+  left_out_noted_ = 0;
+  const std::string map = host_.CurrentMap();
+  const LoadedGame::Chunk* c = pending_ ? pending_->Find(kWorldChunk, map) : nullptr;
+  if (left_out_.empty() || c == nullptr || noted.empty()) return;
+  std::vector<std::pair<Name, std::uint32_t>> next = noted;  // each level's next place
+  const record::CheckedPayload& records = c->payload;
+  for (std::uint32_t i : c->destroyed) {
+    const Guid id = records.subject(i);
+    if (!left_out_.Contains(id) || placed_index_.Find(id) != nullptr) continue;
+    ByteView section;
+    if (!records.Find(i, kActorSection, &section)) continue;
+    ActorSection a;
+    ReadCheckedActor(section, &a);
+    // The persistent level, the first, when the section names none.
+    auto level = next.begin();
+    if (!a.level.empty()) {
+      level = std::find_if(next.begin(), next.end(),
+                           [&](const auto& l) { return l.first.view() == a.level; });
+    }
+    if (level == next.end()) continue;  // not a level loaded: the host made none of its actors
+    const auto slot = static_cast<std::uint32_t>(placed_.size());
+    placed_.push_back({id, SavedClass(records.tables(), records.layout(i)), level->first,
+                       level->second++});
+    placed_index_.Put(id, slot);
+    ++left_out_noted_;
+  }
 }
 
 void World::OnActorsInitialized() {
@@ -2618,7 +2713,9 @@ void World::OnActorsInitialized() {
   placed_index_ = GuidMap<std::uint32_t>();
   waiting_.clear();
   level_memory_.clear();  // the levels it remembered belong to the world that went
-  for (Name level : host_.Levels()) NotePlacedActors(level);
+  std::vector<std::pair<Name, std::uint32_t>> noted;
+  for (Name level : host_.Levels()) noted.emplace_back(level, NotePlacedActors(level));
+  NoteLeftOut(noted);
   if (!pending_) return;
   std::shared_ptr<const LoadedGame> game = std::move(pending_);
   auto starting = std::move(pending_starting_);

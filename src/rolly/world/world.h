@@ -164,6 +164,10 @@ class LoadedGame {
     std::string key;
     // Checked whole; records are read in place and decoded when applied.
     record::CheckedPayload payload;
+    // Of a WRLD chunk Check made: its actor records held destroyed (tombstones), by index, in
+    // order. (Empty in a chunk made otherwise: nothing relies on it but a map opened for a load,
+    // which leaves those actors out when the host can.)
+    std::vector<std::uint32_t> destroyed;
   };
   const std::vector<Chunk>& chunks() const { return chunks_; }
   const Chunk* Find(ChunkId id, std::string_view key) const;
@@ -390,6 +394,12 @@ class World : public HostEvents {
   // cost more than it takes off.
   static constexpr std::size_t kApplyBesideAtLeast = 2048;
 
+  // Opens `map` through the host for the apply waiting (ApplyAtActorsInitialized), leaving out
+  // of it the placed actors that apply's save holds destroyed when the host can
+  // (Host::OpenMapWithout): the apply then has none of them to destroy, reports them removed as
+  // it would have, and the next capture holds them destroyed. Host::OpenMap when no apply waits
+  // or its save holds none destroyed on `map`. Returns the host's status.
+  Status OpenMapForApply(std::string_view map);
   // Drops an apply waiting for the map (a load cancelled before its map opened).
   void CancelPendingApply();
   bool applying() const { return applying_; }
@@ -442,7 +452,12 @@ class World : public HostEvents {
   struct WaitingComponent;
 
   // The placed actors the map made, by ID: what a save holds as destroyed when they are gone.
-  void NotePlacedActors(Name level);
+  // Returns how many it noted.
+  std::uint32_t NotePlacedActors(Name level);
+  // Notes the placed actors the host left out of the map (left_out_) as NotePlacedActors notes
+  // those it made, after them in each level's order (`noted`: each level and how many its visit
+  // noted), from the pending apply's save; sets left_out_noted_.
+  void NoteLeftOut(const std::vector<std::pair<Name, std::uint32_t>>& noted);
   // Level memory (docs/world.md, "Streamed levels").
   struct LevelMemory {
     Name level;
@@ -481,6 +496,12 @@ class World : public HostEvents {
   };
   std::vector<PlacedActor> placed_;
   std::vector<std::uint32_t> placed_free_;
+  // While OpenMapForApply's host call runs: the placed actors it asked the host to leave out,
+  // those the host reports it left out, and how many of those NoteLeftOut noted (the apply's
+  // count of actors removed).
+  GuidSet leave_out_;
+  GuidSet left_out_;
+  std::size_t left_out_noted_ = 0;
   // How many of each loaded level's placed actors are of classes that hold saved state: the room
   // the first capture of a World reserves.
   std::map<Name, std::size_t> placed_saving_;
