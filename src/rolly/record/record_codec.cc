@@ -941,7 +941,7 @@ Result<CheckedPayload> CheckedPayload::Check(Bytes bytes, FileBudget* budget,
   if (!in.ok() || !in.empty()) return DamagedError("payload: bytes after the last record");
   ROLLY_RETURN_IF_ERROR(section_error);
   if (budget != nullptr) *budget = local;
-  out.bytes_ = std::move(bytes);
+  out.Keep(std::move(bytes));
   return out;
 }
 
@@ -951,7 +951,7 @@ Result<CheckedPayload> CheckedPayload::Check(Bytes bytes, FileBudget* budget,
   if (post && bytes.size() >= split_bytes) {
     CheckedPayload out;
     if (CheckSplit(bytes, budget, sections, post, &out)) {
-      out.bytes_ = std::move(bytes);  // the spans' offsets stay valid: the buffer moves whole
+      out.Keep(std::move(bytes));  // the spans' offsets stay valid: the buffer moves whole
       return out;
     }
   }
@@ -1092,11 +1092,15 @@ Result<CheckedPayload> CheckedPayload::CheckWhileFilled(std::uint64_t size, cons
                                                         const SectionCheck& sections,
                                                         const Post& post,
                                                         std::size_t split_bytes) {
-  Bytes bytes(static_cast<std::size_t>(size));
   if (!post || size < split_bytes) {
+    Bytes bytes(static_cast<std::size_t>(size));
     ROLLY_RETURN_IF_ERROR(fill(bytes, [](std::size_t) {}));
     return Check(std::move(bytes), budget, sections, post, split_bytes);
   }
+  // Not zeroed first (about a millisecond for a chunk of 12 MB, before the fill could start):
+  // the fill writes every byte, and nothing reads one before it has arrived.
+  std::unique_ptr<std::uint8_t[]> buffer(new std::uint8_t[static_cast<std::size_t>(size)]);
+  const std::span<std::uint8_t> bytes(buffer.get(), static_cast<std::size_t>(size));
   Arrival arrival;
   FollowerShare share;
   // The follower: the head once it arrived, then records in claimed batches as they arrive.
@@ -1211,11 +1215,12 @@ Result<CheckedPayload> CheckedPayload::CheckWhileFilled(std::uint64_t size, cons
     follower_spans.insert(follower_spans.end(), spans.begin(), spans.end());
     out.tables_ = std::move(tables);
     out.spans_ = std::move(follower_spans);
-    out.bytes_ = std::move(bytes);
+    out.Keep(std::move(buffer), bytes.size());
     if (budget != nullptr) *budget = total;
     return out;
   }
-  return Check(std::move(bytes), budget, sections);
+  // (A copy: the check in order keeps a Bytes. Only for a payload refused, or a share lost.)
+  return Check(Bytes(bytes.begin(), bytes.end()), budget, sections);
 }
 
 bool CheckedPayload::Find(std::size_t i, SectionId id, ByteView* out) const {

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -228,14 +229,14 @@ class CheckedPayload {
   // (Always inlined: GCC 12 drops the calls it has not inlined of a function whose only effect
   // is a prefetch.)
   [[gnu::always_inline]] void Prefetch(std::size_t i) const {
-    __builtin_prefetch(bytes_.data() + spans_[i].offset);
+    __builtin_prefetch(data_ + spans_[i].offset);
   }
   // Record `i`, decoded (its sections copied out).
   Record Get(std::size_t i) const;
   // The same into `out`, reusing its buffers (one record decoded after another allocates little).
   void Read(std::size_t i, Record* out) const;
   // The payload's bytes as checked (a chunk written back whole needs no encoding).
-  const Bytes& bytes() const { return bytes_; }
+  ByteView bytes() const { return ByteView(data_, size_); }
 
  private:
   struct Span {
@@ -271,10 +272,27 @@ class CheckedPayload {
                            std::vector<Span>* spans, Status* section_error = nullptr,
                            Gate* gate = nullptr);
   ByteView RecordBytes(std::size_t i) const {
-    return ByteView(bytes_.data() + spans_[i].offset, spans_[i].size);
+    return ByteView(data_ + spans_[i].offset, spans_[i].size);
+  }
+  // Keeps `bytes`, or `filled` (`size` bytes), as the payload's bytes.
+  void Keep(Bytes bytes) {
+    bytes_ = std::move(bytes);
+    data_ = bytes_.data();
+    size_ = bytes_.size();
+  }
+  void Keep(std::unique_ptr<std::uint8_t[]> filled, std::size_t size) {
+    filled_ = std::move(filled);
+    data_ = filled_.get();
+    size_ = size;
   }
 
+  // The payload's bytes, at data_: those Check was handed, or the buffer CheckWhileFilled had
+  // filled (made without being zeroed first: the fill writes each byte). Either moves with the
+  // payload without moving its bytes.
   Bytes bytes_;
+  std::unique_ptr<std::uint8_t[]> filled_;
+  const std::uint8_t* data_ = nullptr;
+  std::size_t size_ = 0;
   ChunkTables tables_;
   std::vector<Span> spans_;
 };
@@ -343,7 +361,7 @@ inline std::uint32_t CheckedPayload::FindEach(std::size_t i, std::span<const Sec
   // The record was checked (its bytes cannot change since), and its span says where its
   // sections other than PROP begin (each an ID, a size and bytes) and where PROP does. Read
   // without the bounds checks of a ByteReader.
-  const std::uint8_t* const record = bytes_.data() + span.offset;
+  const std::uint8_t* const record = data_ + span.offset;
   const std::uint8_t* p = record + span.head;
   std::uint32_t found = 0;
   for (std::uint32_t s = 0; s < span.others; ++s) {
@@ -379,7 +397,7 @@ inline CheckedPayload::AppliedParts CheckedPayload::PartsToApply(std::size_t i) 
     parts.owned = found[0];
     parts.extra = found[1];
   }
-  parts.prop = ByteView(bytes_.data() + span.offset + span.prop, span.size - span.prop);
+  parts.prop = ByteView(data_ + span.offset + span.prop, span.size - span.prop);
   parts.has |= 1;
   return parts;
 }

@@ -1229,7 +1229,8 @@ Result<std::vector<WorldChunk>> CapturedWorld::Rep::Make() {
       if (into == nullptr) {
         // A chunk this save does not make (another map's world, a player not playing now): kept
         // whole.
-        out.push_back({from.id, from.key, from.payload.bytes()});
+        const ByteView bytes = from.payload.bytes();
+        out.push_back({from.id, from.key, Bytes(bytes.begin(), bytes.end())});
         continue;
       }
       const record::CheckedPayload& records = from.payload;
