@@ -1367,10 +1367,10 @@ TEST_F(SaveLoadTest, ASecondPassSharedWithAWorkerSetsAndReportsWhatTheGameThread
     ++posts;
     std::thread(std::move(task)).join();
   });
-  // One post that wakes the helper's thread as the apply starts, and one for the second pass.
-  // (The tables the passes read are made on the game thread: the scene left the actors the save
-  // holds destroyed out of the map, so there is no removal to make them beside.)
-  EXPECT_EQ(posts, 2);
+  // One post that wakes the helper's thread as the apply starts, one for the tables the passes
+  // read (made beside the spawns: the scene left the actors the save holds destroyed out of the
+  // map, so there is no removal), one for the second pass.
+  EXPECT_EQ(posts, 3);
   EXPECT_THAT(heat_threads, ElementsAre(game_thread));
   EXPECT_SAME_WORLD(alone.world, helped.world);
   EXPECT_EQ(helped.outcome.report.applied, alone.outcome.report.applied);

@@ -1517,21 +1517,25 @@ class World::Applier {
     if (targets_.size() + spawns_.size() >= world_.apply_beside_at_least_) {
       helper_ = world_.apply_helper_;
     }
-    if (remove_.empty()) {
-      // Nothing to remove (none held destroyed, or the host left them out of the map): the
-      // tables are made here, at once, not on a helper's thread that may take milliseconds to
-      // wake.
-      if (helper_) NoteTargets(true);
-    } else if (helper_) {
-      // The tables the shared pass reads are made beside the host's removal, which reads and
-      // changes no target.
-      SideTask note(helper_, [this] { NoteTargets(true); });
-      host_.DestroyActors(remove_);
-      note.Join();
-    } else {
-      host_.DestroyActors(remove_);
+    // The tables the shared pass reads are made on the helper's thread beside the host's removal,
+    // which reads and changes no target, and the spawns, which add targets after those the
+    // helper reads (into room reserved, so that none moves) and note none of them until it is
+    // done (Note, below). Every chunk's table is sized first, here: the helper writes entries
+    // only, and nothing allocates for a spawned actor's targets between its spawn's beginning
+    // and its end.
+    std::optional<SideTask> note;
+    if (helper_) {
+      for (const LoadedGame::Chunk& c : game_->chunks()) TakenOf(c);
+      note.emplace(helper_, [this] { NoteTargetsBefore(found_targets_, true); });
     }
+    if (!remove_.empty()) host_.DestroyActors(remove_);
     report_->removed += remove_.size();
+    // A spawn takes a target for its actor and one for each component matched at it.
+    if (note &&
+        targets_.capacity() - targets_.size() < spawns_.size() + pending_components_.size()) {
+      NotedBeside(*note);
+      note.reset();
+    }
     // The components of actors that came back exist once they are spawned. Their records follow
     // their actor's (as a save writes them), in the order the spawns are: each is matched against
     // the view its spawn returned, while that actor is at hand; records in another order are
@@ -1566,6 +1570,7 @@ class World::Applier {
       }
     }
     listed_for_ = Guid();  // (what was listed changes with the next spawn or pass)
+    if (note) NotedBeside(*note);
     for (std::size_t k = 0; k < pending_components_.size(); ++k) {
       if (!matched_at_spawn[k]) FindComponent(pending_components_[k]);
     }
@@ -1760,29 +1765,40 @@ class World::Applier {
   // targets whose objects a second-pass target before them has too (a save naming one subject
   // twice, or a host answering two IDs with one object), so that no object is written by two
   // threads. A shared second pass has them made on the helper's thread beside the host's
-  // removal of actors (Run); otherwise the first reference resolved by record has the tables
-  // made, and no marks. Targets taken after are noted as they come (Note). The marks come from
-  // a filter of the objects' addresses, at least 64 bits per target, whose false hits mark a
-  // few more (each then applied as on one thread).
+  // removal of actors and the spawns (Run); otherwise the first reference resolved by record has
+  // the tables made, and no marks. Targets taken after are noted as they come (Note). The marks
+  // come from a filter of the objects' addresses, at least 64 bits per target, whose false hits
+  // mark a few more (each then applied as on one thread).
   void NoteTargets(bool marks) {
+    for (const LoadedGame::Chunk& c : game_->chunks()) TakenOf(c);
+    NoteTargetsBefore(targets_.size(), marks);
+    noted_ = true;
+  }
+  // The walk of NoteTargets over the first `n` targets, into tables sized already. It reads and
+  // writes nothing else of this apply's: it may run beside the game thread adding targets after
+  // them (in room reserved) and noting none.
+  void NoteTargetsBefore(std::size_t n, bool marks) {
     if (marks) {
       std::size_t second = 0;
-      for (const Target& t : targets_) second += t.first_pass ? 0 : 1;
+      for (std::size_t k = 0; k < n; ++k) second += targets_[k].first_pass ? 0 : 1;
       SizeSeen(second);
     }
     const LoadedGame::Chunk* last = nullptr;  // targets come in runs of one chunk
     Taken* taken = nullptr;
-    for (Target& t : targets_) {
-      if (t.chunk != last) taken = &TakenOf(*(last = t.chunk));
+    for (std::size_t k = 0; k < n; ++k) {
+      Target& t = targets_[k];
+      if (t.chunk != last) taken = &chunk_taken_.at(last = t.chunk);
       taken->by_record[t.record] = t.object;
       if (t.first_pass) continue;
       taken->second_pass = true;
       if (marks && SeenBit(t.object.ptr)) t.after_beside = true;
     }
-    // The tables the spawned actors' targets will write, sized now: nothing allocates for them
-    // between a spawn's beginning and its end.
-    for (const Spawn& sp : spawns_) TakenOf(*sp.chunk);
-    for (const Pending& p : pending_components_) TakenOf(*p.chunk);
+  }
+  // Joins the NoteTargetsBefore(found_targets_) that `note` runs beside (Run), and notes the
+  // targets taken meanwhile.
+  void NotedBeside(SideTask& note) {
+    note.Join();
+    for (std::size_t k = found_targets_; k < targets_.size(); ++k) Note(targets_[k]);
     noted_ = true;
   }
   // Notes target `t`, taken after NoteTargets: those are the first pass's (actors spawned again,
