@@ -237,6 +237,7 @@ class Scene : public world::Host {
   void LookUpActors(std::span<const Guid> ids, bool components, Each&& each);
   // The placed actors an OpenMapWithout leaves out, and those it left out so far.
   struct LeaveOut {
+    explicit LeaveOut(const GuidSet& leave_out) : ids(leave_out) {}
     const GuidSet& ids;
     std::vector<Guid> left;
   };
