@@ -2636,18 +2636,18 @@ void World::ApplyAtActorsInitialized(std::shared_ptr<const LoadedGame> game,
 Status World::OpenMapForApply(std::string_view map) {
   const LoadedGame::Chunk* c = pending_ ? pending_->Find(kWorldChunk, map) : nullptr;
   if (c == nullptr || c->destroyed.empty()) return host_.OpenMap(map);
-  leave_out_.Reserve(c->destroyed.size());
-  for (std::uint32_t i : c->destroyed) leave_out_.Insert(c->payload.subject(i));
+  GuidSet leave_out;
+  leave_out.Reserve(c->destroyed.size());
+  for (std::uint32_t i : c->destroyed) leave_out.Insert(c->payload.subject(i));
   left_out_.Reserve(c->destroyed.size());
   struct Forget {
     World& world;
     ~Forget() {
-      world.leave_out_ = GuidSet();
       world.left_out_ = GuidSet();
       world.left_out_noted_ = 0;
     }
   } forget{*this};
-  return host_.OpenMapWithout(map, leave_out_, &left_out_);
+  return host_.OpenMapWithout(map, leave_out, &left_out_);
 }
 
 void World::CancelPendingApply() {

@@ -496,10 +496,8 @@ class World : public HostEvents {
   };
   std::vector<PlacedActor> placed_;
   std::vector<std::uint32_t> placed_free_;
-  // While OpenMapForApply's host call runs: the placed actors it asked the host to leave out,
-  // those the host reports it left out, and how many of those NoteLeftOut noted (the apply's
-  // count of actors removed).
-  GuidSet leave_out_;
+  // While OpenMapForApply's host call runs: the placed actors the host reports it left out, and
+  // how many of those NoteLeftOut noted (the apply's count of actors removed).
   GuidSet left_out_;
   std::size_t left_out_noted_ = 0;
   // How many of each loaded level's placed actors are of classes that hold saved state: the room
