@@ -964,7 +964,9 @@ Status CheckedPayload::CheckRange(ByteReader& in, std::uint64_t from, std::uint6
                                   const std::uint8_t* base, std::vector<Span>* spans,
                                   Status* section_error, Gate* gate) {
   auto each = [&](std::uint64_t i, ByteView record, const RecordView& v) {
-    Span span;
+    // Filled in place: a span made aside and copied in was read back whole before its narrow
+    // fields' stores had landed, which stalled the copy (a tenth of the check's time).
+    Span& span = spans->emplace_back();
     span.offset = static_cast<std::uint64_t>(record.data() - base);
     span.size = static_cast<std::uint32_t>(record.size());
     span.kind = v.kind;
@@ -993,7 +995,10 @@ Status CheckedPayload::CheckRange(ByteReader& in, std::uint64_t from, std::uint6
           }
           Status checked = sections.check(i, k, v.bodies[s]);
           if (!checked.ok()) {
-            if (section_error == nullptr) return checked;
+            if (section_error == nullptr) {
+              spans->pop_back();  // the record is refused
+              return checked;
+            }
             *section_error = std::move(checked);
             asking = false;  // nothing more is asked, of this record or any after it
           }
@@ -1001,7 +1006,6 @@ Status CheckedPayload::CheckRange(ByteReader& in, std::uint64_t from, std::uint6
         }
       }
     }
-    spans->push_back(span);
     return OkStatus();
   };
   if (gate == nullptr) return WalkRecords(in, from, to, count, tables, budget, each);
