@@ -697,13 +697,14 @@ void Scene::LookUpActors(std::span<const Guid> ids, bool components, Each&& each
 
 void Scene::FindActors(std::span<const Guid> ids,
                        const std::function<void(std::size_t, const world::ActorView*)>& found) {
-  world::ActorView view;
   LookUpActors(ids, true, [&](std::size_t k, const Actor* a) {
     if (a == nullptr) {
       found(k, nullptr);
       return;
     }
-    view = ViewOf(*a);
+    // Made in place: a view assigned from ViewOf's was copied in wide loads right after its
+    // narrow stores, which stalled.
+    const world::ActorView view = ViewOf(*a);
     found(k, &view);
   });
 }
