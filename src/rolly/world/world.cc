@@ -1527,7 +1527,7 @@ class World::Applier {
     // and its end.
     std::optional<SideTask> note;
     if (helper_) {
-      for (const LoadedGame::Chunk& c : game_->chunks()) TakenOf(c);
+      SizeTables();
       note.emplace(helper_, [this] { NoteTargetsBefore(found_targets_, true); });
     }
     if (!remove_.empty()) host_.DestroyActors(remove_);
@@ -1767,18 +1767,22 @@ class World::Applier {
   // targets whose objects a second-pass target before them has too (a save naming one subject
   // twice, or a host answering two IDs with one object), so that no object is written by two
   // threads. A shared second pass has them made on the helper's thread beside the host's
-  // removal of actors and the spawns (Run); otherwise the first reference resolved by record has
-  // the tables made, and no marks. Targets taken after are noted as they come (Note). The marks
-  // come from a filter of the objects' addresses, at least 64 bits per target, whose false hits
-  // mark a few more (each then applied as on one thread).
-  void NoteTargets(bool marks) {
-    for (const LoadedGame::Chunk& c : game_->chunks()) TakenOf(c);
-    NoteTargetsBefore(targets_.size(), marks);
+  // removal of actors and the spawns (Run, NoteTargetsBefore); otherwise the first reference
+  // resolved by record has them made here, with no marks. Targets taken after are noted as they
+  // come (Note). The marks come from a filter of the objects' addresses, at least 64 bits per
+  // target, whose false hits mark a few more (each then applied as on one thread).
+  void NoteTargets() {
+    SizeTables();
+    NoteTargetsBefore(targets_.size(), false);
     noted_ = true;
   }
-  // The walk of NoteTargets over the first `n` targets, into tables sized already. It reads and
-  // writes nothing else of this apply's: it may run beside the game thread adding targets after
-  // them (in room reserved) and noting none.
+  // Every chunk's table by record, at its size: made before anything writes entries.
+  void SizeTables() {
+    for (const LoadedGame::Chunk& c : game_->chunks()) TakenOf(c);
+  }
+  // The walk of NoteTargets over the first `n` targets, into tables sized already (SizeTables).
+  // It reads and writes nothing else of this apply's: it may run beside the game thread adding
+  // targets after them (in room reserved) and noting none.
   void NoteTargetsBefore(std::size_t n, bool marks) {
     if (marks) {
       std::size_t second = 0;
@@ -2235,7 +2239,7 @@ class World::Applier {
       return owner_.Resolve(id, cls);
     }
     void* ResolveRecord(std::size_t record, Guid id, const reflect::ClassInfo& cls) override {
-      if (!owner_.noted_) owner_.NoteTargets(false);
+      if (!owner_.noted_) owner_.NoteTargets();
       const Object o = Taken(record);
       if (!o) return owner_.ResolveRecord(chunk_, record - 1, id, cls);  // a record not taken
       return reflect::TypeRegistry::Upcast(*o.cls, o.ptr, cls);
