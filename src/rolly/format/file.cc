@@ -34,18 +34,45 @@ using format_internal::DirectoryEntry;
 class ChunkAccess {
  public:
   static void SetStored(Chunk& c, std::uint8_t codec, Bytes stored) {
+    const std::size_t size = stored.size();
+    SetStoredWithin(c, codec, std::move(stored), 0, size);
+  }
+  // The stored bytes are `buffer`'s [at, at + size).
+  static void SetStoredWithin(Chunk& c, std::uint8_t codec, Bytes buffer, std::size_t at,
+                              std::size_t size) {
+    assert(at <= buffer.size() && size <= buffer.size() - at);
     c.has_stored_ = true;
     c.stored_codec_ = codec;
-    c.stored_ = std::move(stored);
+    c.stored_ = std::move(buffer);
+    c.stored_at_ = at;
+    c.stored_size_ = size;
   }
+  // Makes the chunk's buffer hold its stored bytes only (a chunk that took a file's buffer over
+  // gives the rest back), so that TakeStored hands over exactly the bytes stored() viewed.
+  static void TrimStored(Chunk& c) {
+    if (c.stored_at_ == 0 && c.stored_size_ == c.stored_.size()) return;
+    const auto at = static_cast<std::ptrdiff_t>(c.stored_at_);
+    const auto end = at + static_cast<std::ptrdiff_t>(c.stored_size_);
+    c.stored_.erase(c.stored_.begin() + end, c.stored_.end());
+    c.stored_.erase(c.stored_.begin(), c.stored_.begin() + at);
+    c.stored_at_ = 0;
+  }
+  // The stored bytes, once TrimStored made them the whole buffer.
   static Bytes TakeStored(Chunk& c) {
+    assert(c.stored_at_ == 0 && c.stored_size_ == c.stored_.size());
     c.has_stored_ = false;
+    c.stored_size_ = 0;
     return std::exchange(c.stored_, Bytes());
   }
   static void SetCarried(Chunk& c, std::uint8_t codec, Bytes stored, std::uint64_t decoded_size) {
+    const std::size_t size = stored.size();
+    SetCarriedWithin(c, codec, std::move(stored), 0, size, decoded_size);
+  }
+  static void SetCarriedWithin(Chunk& c, std::uint8_t codec, Bytes buffer, std::size_t at,
+                               std::size_t size, std::uint64_t decoded_size) {
     c.decoded_ = false;
     c.carried_decoded_size_ = decoded_size;
-    SetStored(c, codec, std::move(stored));
+    SetStoredWithin(c, codec, std::move(buffer), at, size);
   }
 };
 
@@ -78,7 +105,7 @@ Bytes Chunk::TakeData() {
 ByteView Chunk::stored() const {
   if (!has_stored_) return {};
   if (stored_codec_ == static_cast<std::uint8_t>(Codec::kStored)) return data_;
-  return stored_;
+  return ByteView(stored_).subspan(stored_at_, stored_size_);
 }
 
 void Chunk::DropStored() {
@@ -89,12 +116,15 @@ void Chunk::DropStoredUnchecked() {
   has_stored_ = false;
   stored_codec_ = 0;
   stored_ = Bytes();
+  stored_at_ = 0;
+  stored_size_ = 0;
 }
 
 bool operator==(const Chunk& a, const Chunk& b) {
   return a.id_ == b.id_ && a.key_ == b.key_ && a.flags_ == b.flags_ && a.decoded_ == b.decoded_ &&
          a.data_ == b.data_ && a.decoded_size() == b.decoded_size() &&
-         (a.decoded_ || (a.stored_codec_ == b.stored_codec_ && a.stored_ == b.stored_));
+         (a.decoded_ ||
+          (a.stored_codec_ == b.stored_codec_ && std::ranges::equal(a.stored(), b.stored())));
 }
 
 const Chunk* File::Find(ChunkId id, std::string_view key) const {
@@ -335,6 +365,8 @@ Result<EncodedChunks> EncodeChunks(std::vector<Chunk> chunks, const WriteOptions
   out.rep_->encoded.reserve(out.rep_->chunks.size());
   // A compressed chunk no longer needs its decoded bytes: only what goes into the file is kept.
   for (Chunk& c : out.rep_->chunks) {
+    // The bytes a chunk keeps as read go into the file as they are, moved out of the chunk.
+    ChunkAccess::TrimStored(c);
     out.rep_->encoded.push_back(EncodeChunk(c, options, &c, /*checksum=*/false));
   }
   return out;
@@ -606,8 +638,10 @@ Result<VerifiedBytes> VerifyForRead(ByteView bytes, const ReadOptions& options) 
 
 namespace {
 
-// Step 7, last part: decoding the chunks of bytes every check passed.
-Result<File> Decode(ByteView bytes, const CheckedFile& checked, const ReadOptions& options) {
+// Step 7, last part: decoding the chunks of bytes every check passed. `owner`: the buffer holding
+// `bytes`, for the first chunk left encoded to take over, or null (every chunk copies its bytes).
+Result<File> Decode(ByteView bytes, const CheckedFile& checked, const ReadOptions& options,
+                    Bytes* owner = nullptr) {
   const std::vector<DirectoryEntry>& entries = checked.entries;
   File file;
   file.format_version = checked.prelude.format_version;
@@ -635,8 +669,16 @@ Result<File> Decode(ByteView bytes, const CheckedFile& checked, const ReadOption
         if (e.decoded_size >= options.leave_encoded_from) {
           const Status s = format_internal::CheckZstdFrame(stored, e.decoded_size);
           if (!s.ok()) return Damaged(ChunkLabel(i, e.id, e.key), s.message());
-          ChunkAccess::SetCarried(chunk, e.codec, Bytes(stored.begin(), stored.end()),
-                                  e.decoded_size);
+          if (owner != nullptr) {
+            // `bytes` still views the buffer, which moves with the chunk but stays where it is.
+            ChunkAccess::SetCarriedWithin(chunk, e.codec, std::move(*owner),
+                                          static_cast<std::size_t>(e.offset), stored.size(),
+                                          e.decoded_size);
+            owner = nullptr;
+          } else {
+            ChunkAccess::SetCarried(chunk, e.codec, Bytes(stored.begin(), stored.end()),
+                                    e.decoded_size);
+          }
           break;
         }
         Bytes data;
@@ -683,6 +725,13 @@ Result<File> Read(ByteView bytes, const ReadOptions& options) {
 
 Result<File> Read(const VerifiedBytes& verified, const ReadOptions& options) {
   return Decode(verified.bytes_, *verified.checked_, options);
+}
+
+Result<File> Read(const VerifiedBytes& verified, Bytes bytes, const ReadOptions& options) {
+  if (bytes.data() != verified.bytes_.data() || bytes.size() != verified.bytes_.size()) {
+    return InvalidInputError("the bytes given are not the ones that were verified");
+  }
+  return Decode(verified.bytes_, *verified.checked_, options, &bytes);
 }
 
 }  // namespace rolly::format

@@ -103,7 +103,8 @@ class Chunk {
   bool has_stored() const { return has_stored_; }
   // The codec as read (a Codec, or a number a newer version defined).
   std::uint8_t stored_codec() const { return stored_codec_; }
-  // The bytes as stored in the file read.
+  // The bytes as stored in the file read. For a chunk left encoded by a Read that took the file's
+  // buffer over, a part of that buffer, which the chunk keeps whole.
   ByteView stored() const;
   // Forgets the as-read encoding to save memory (a carried chunk cannot forget it).
   void DropStored();
@@ -122,7 +123,12 @@ class Chunk {
   std::uint64_t carried_decoded_size_ = 0;
   bool has_stored_ = false;
   std::uint8_t stored_codec_ = 0;
-  Bytes stored_;  // empty for kStored, whose stored bytes are data_
+  // Holds the stored bytes at [stored_at_, stored_at_ + stored_size_): all of it, or the whole
+  // file read for the chunk that took its buffer over. Empty for kStored, whose stored bytes are
+  // data_.
+  Bytes stored_;
+  std::size_t stored_at_ = 0;
+  std::size_t stored_size_ = 0;
 };
 
 // A whole file. A File made in code holds the current format versions; a File read keeps the
@@ -295,6 +301,7 @@ class VerifiedBytes {
  private:
   friend Result<VerifiedBytes> VerifyForRead(ByteView bytes, const ReadOptions& options);
   friend Result<File> Read(const VerifiedBytes& verified, const ReadOptions& options);
+  friend Result<File> Read(const VerifiedBytes& verified, Bytes bytes, const ReadOptions& options);
   VerifiedBytes(ByteView bytes, std::shared_ptr<const format_internal::CheckedFile> checked)
       : bytes_(bytes), checked_(std::move(checked)) {}
   ByteView bytes_;
@@ -306,6 +313,13 @@ Result<VerifiedBytes> VerifyForRead(ByteView bytes, const ReadOptions& options =
 // Read of bytes VerifyForRead passed: decodes them, checking nothing again (a zstd chunk that
 // fails to decode is Damaged, as in Read; the decode bound of `options` is checked, as in Read).
 Result<File> Read(const VerifiedBytes& verified, const ReadOptions& options = {});
+// The same, taking over `bytes`, the buffer `verified` views (moved in, so it is where it was):
+// the first chunk left encoded (ReadOptions::leave_encoded_from) keeps its stored bytes in that
+// buffer instead of a copy of them, which spares a load a copy of nearly the whole file. That
+// chunk then holds the whole file's bytes, until set_data or TakeData replaces them.
+// Statuses as Read(verified), and InvalidInput, reading nothing, when `bytes` is not the buffer
+// `verified` views. Whatever the status, the bytes are the File's or gone.
+Result<File> Read(const VerifiedBytes& verified, Bytes bytes, const ReadOptions& options = {});
 
 // The prelude's fields, as recorded.
 struct Prelude {

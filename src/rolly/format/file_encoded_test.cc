@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -325,6 +326,66 @@ TEST(FileLeftEncodedTest, AFileWithAChunkLeftEncodedWritesBackAsItWasRead) {
   ASSERT_OK_AND_ASSIGN(const VerifiedBytes verified, VerifyForRead(bytes, options));
   ASSERT_OK_AND_ASSIGN(const File from_verified, Read(verified, options));
   EXPECT_TRUE(from_verified == read);
+}
+
+// Read taking the verified buffer over: the first chunk left encoded keeps its stored bytes in
+// that buffer, not in a copy; the others copy theirs. The File is the one Read of the bytes gives,
+// it writes back as it was read, and a copy of it is equal and independent.
+TEST(FileLeftEncodedTest, ReadTakingTheBufferOverKeepsTheFirstChunkLeftEncodedInIt) {
+  ASSERT_OK_AND_ASSIGN(const Bytes written, Write(FileWithALargeChunk()));
+  ReadOptions options;
+  options.leave_encoded_from = 0;
+  ASSERT_OK_AND_ASSIGN(const File expected, Read(written, options));
+  for (const bool keep_stored : {true, false}) {
+    options.keep_stored = keep_stored;
+    Bytes bytes = written;
+    const std::uint8_t* const begin = bytes.data();
+    const std::uint8_t* const end = begin + bytes.size();
+    const auto inside = [&](ByteView v) { return v.data() >= begin && v.data() + v.size() <= end; };
+    ASSERT_OK_AND_ASSIGN(const VerifiedBytes verified, VerifyForRead(bytes, options));
+    ASSERT_OK_AND_ASSIGN(const File read, Read(verified, std::move(bytes), options));
+    EXPECT_TRUE(read == expected);
+    ASSERT_TRUE(read.chunks[0].is_left_encoded());
+    EXPECT_TRUE(inside(read.chunks[0].stored()));
+    ASSERT_TRUE(read.chunks[1].is_left_encoded());
+    EXPECT_FALSE(inside(read.chunks[1].stored()));
+    EXPECT_TRUE(std::ranges::equal(read.chunks[1].stored(), expected.chunks[1].stored()));
+
+    // Decoded as any chunk left encoded is.
+    Bytes decoded;
+    std::vector<std::size_t> arrived;
+    ASSERT_OK(DecodeAll(read.chunks[0], &decoded, &arrived));
+    EXPECT_EQ(decoded, FileWithALargeChunk().chunks[0].data());
+
+    File copy = read;
+    EXPECT_TRUE(copy == read);
+    EXPECT_FALSE(inside(copy.chunks[0].stored()));
+    ASSERT_OK_AND_ASSIGN(const Bytes again, Write(read));
+    EXPECT_EQ(again, written);
+    // Encoded in pieces, the chunk hands over exactly its stored bytes, not the file around them.
+    ASSERT_OK_AND_ASSIGN(EncodedChunks encoded, EncodeChunks(std::move(copy.chunks)));
+    ASSERT_OK_AND_ASSIGN(FilePieces pieces,
+                         LayOutEncodedPieces(read.format_version, read.min_reader_version,
+                                             read.header, std::move(encoded)));
+    std::vector<ByteView> rest(pieces.pieces.begin() + 1, pieces.pieces.end());
+    SealFilePieces(pieces.pieces[0], rest, pieces.late_checksums);
+    Bytes joined;
+    for (const Bytes& piece : pieces.pieces) joined.insert(joined.end(), piece.begin(), piece.end());
+    EXPECT_EQ(joined, written);
+  }
+}
+
+// Bytes that are not the verified buffer (a copy of it, or another size) are refused, and
+// nothing is read.
+TEST(FileLeftEncodedTest, ReadTakingABufferOverRefusesOneThatWasNotVerified) {
+  ASSERT_OK_AND_ASSIGN(const Bytes bytes, Write(FileWithALargeChunk()));
+  ASSERT_OK_AND_ASSIGN(const VerifiedBytes verified, VerifyForRead(bytes));
+  EXPECT_THAT(Read(verified, Bytes(bytes)),
+              StatusIs(StatusCode::kInvalidInput, HasSubstr("not the ones that were verified")));
+  Bytes shorter = bytes;
+  const VerifiedBytes of_shorter = *VerifyForRead(shorter);
+  shorter.pop_back();
+  EXPECT_THAT(Read(of_shorter, std::move(shorter)), StatusIs(StatusCode::kInvalidInput));
 }
 
 TEST(FileLeftEncodedTest, DecodeChunkRefusesAChunkNotLeftEncodedOrABufferOfAnotherSize) {

@@ -198,7 +198,8 @@ struct CheckedCopy {
   CopyInfo info;
   Bytes bytes;
   // What verifying `bytes` found (a valid copy), so that reading them checks nothing again. It
-  // views `bytes`, whose buffer stays where it is when the copy is moved.
+  // views `bytes`, whose buffer stays where it is when the copy is moved. A load's Read takes
+  // the buffer over, which its chunk left encoded keeps instead of a copy.
   std::optional<format::VerifiedBytes> verified;
 };
 
@@ -733,7 +734,8 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
           chosen.info.sequence == known.Of(*newest).sequence) {
         format::ReadOptions read = read_options_;
         read.leave_encoded_from = options.leave_encoded_from;
-        Result<format::File> file = format::Read(*chosen.verified, read);
+        Result<format::File> file =
+            format::Read(*chosen.verified, std::move(chosen.bytes), read);
         if (file.ok()) return Loaded(known, *newest, std::move(file).value(), chosen.info.size);
       }
     }
@@ -784,7 +786,8 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
       CheckedCopy& chosen = copies[static_cast<int>(*newest)];
       format::ReadOptions read = read_options_;
       read.leave_encoded_from = options.leave_encoded_from;
-      Result<format::File> file = format::Read(*chosen.verified, read);
+      // The copy's bytes go to the File (each copy is read at most once).
+      Result<format::File> file = format::Read(*chosen.verified, std::move(chosen.bytes), read);
       if (!file.ok()) {
         c.Of(*newest).state = StateOf(file.status());
         c.Of(*newest).why = file.status();
@@ -803,7 +806,8 @@ class Store::Impl : public std::enable_shared_from_this<Impl> {
       if (copy.info.state == CopyState::kMissing) return NotFoundError("the copy does not exist");
       return copy.info.why;
     }
-    ROLLY_ASSIGN_OR_RETURN(format::File file, format::Read(*copy.verified, read_options_));
+    ROLLY_ASSIGN_OR_RETURN(format::File file,
+                           format::Read(*copy.verified, std::move(copy.bytes), read_options_));
     LoadResult result;
     result.file = std::move(file);
     result.copy = name.copy();
