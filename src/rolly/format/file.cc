@@ -47,14 +47,13 @@ class ChunkAccess {
     c.stored_at_ = at;
     c.stored_size_ = size;
   }
-  // Makes the chunk's buffer hold its stored bytes only (a chunk that took a file's buffer over
-  // gives the rest back), so that TakeStored hands over exactly the bytes stored() viewed.
+  // Makes the chunk's buffer hold its stored bytes only: a chunk that took a file's buffer over
+  // copies its own bytes out and lets the file go, so that TakeStored hands over exactly the
+  // bytes stored() viewed, in a buffer of their size.
   static void TrimStored(Chunk& c) {
     if (c.stored_at_ == 0 && c.stored_size_ == c.stored_.size()) return;
-    const auto at = static_cast<std::ptrdiff_t>(c.stored_at_);
-    const auto end = at + static_cast<std::ptrdiff_t>(c.stored_size_);
-    c.stored_.erase(c.stored_.begin() + end, c.stored_.end());
-    c.stored_.erase(c.stored_.begin(), c.stored_.begin() + at);
+    const ByteView bytes = c.stored();
+    c.stored_ = Bytes(bytes.begin(), bytes.end());
     c.stored_at_ = 0;
   }
   // The stored bytes, once TrimStored made them the whole buffer.
@@ -87,6 +86,54 @@ std::optional<ChunkId> ChunkId::FromBytes(const std::uint8_t* bytes) {
 
 Chunk::Chunk(ChunkId id, std::string key, Bytes data, std::uint64_t flags)
     : id_(id), key_(std::move(key)), flags_(flags), data_(std::move(data)) {}
+
+Chunk::Chunk(const Chunk& other)
+    : id_(other.id_),
+      key_(other.key_),
+      flags_(other.flags_),
+      data_(other.data_),
+      decoded_(other.decoded_),
+      carried_decoded_size_(other.carried_decoded_size_),
+      has_stored_(other.has_stored_),
+      stored_codec_(other.stored_codec_) {
+  const ByteView bytes = ByteView(other.stored_).subspan(other.stored_at_, other.stored_size_);
+  stored_.assign(bytes.begin(), bytes.end());
+  stored_size_ = bytes.size();
+}
+
+Chunk& Chunk::operator=(const Chunk& other) {
+  if (this != &other) *this = Chunk(other);
+  return *this;
+}
+
+Chunk::Chunk(Chunk&& other) noexcept
+    : id_(other.id_),
+      key_(std::move(other.key_)),
+      flags_(other.flags_),
+      data_(std::move(other.data_)),
+      decoded_(std::exchange(other.decoded_, true)),
+      carried_decoded_size_(std::exchange(other.carried_decoded_size_, 0)),
+      has_stored_(std::exchange(other.has_stored_, false)),
+      stored_codec_(std::exchange(other.stored_codec_, 0)),
+      stored_(std::move(other.stored_)),
+      stored_at_(std::exchange(other.stored_at_, 0)),
+      stored_size_(std::exchange(other.stored_size_, 0)) {}
+
+Chunk& Chunk::operator=(Chunk&& other) noexcept {
+  if (this == &other) return *this;
+  id_ = other.id_;
+  key_ = std::move(other.key_);
+  flags_ = other.flags_;
+  data_ = std::move(other.data_);
+  decoded_ = std::exchange(other.decoded_, true);
+  carried_decoded_size_ = std::exchange(other.carried_decoded_size_, 0);
+  has_stored_ = std::exchange(other.has_stored_, false);
+  stored_codec_ = std::exchange(other.stored_codec_, 0);
+  stored_ = std::move(other.stored_);
+  stored_at_ = std::exchange(other.stored_at_, 0);
+  stored_size_ = std::exchange(other.stored_size_, 0);
+  return *this;
+}
 
 void Chunk::set_data(Bytes data) {
   data_ = std::move(data);
@@ -639,7 +686,8 @@ Result<VerifiedBytes> VerifyForRead(ByteView bytes, const ReadOptions& options) 
 namespace {
 
 // Step 7, last part: decoding the chunks of bytes every check passed. `owner`: the buffer holding
-// `bytes`, for the first chunk left encoded to take over, or null (every chunk copies its bytes).
+// `bytes`, for the largest chunk left encoded to take over, or null (every chunk copies its
+// bytes).
 Result<File> Decode(ByteView bytes, const CheckedFile& checked, const ReadOptions& options,
                     Bytes* owner = nullptr) {
   const std::vector<DirectoryEntry>& entries = checked.entries;
@@ -655,6 +703,16 @@ Result<File> Decode(ByteView bytes, const CheckedFile& checked, const ReadOption
     return InvalidInputError(fmt::format("the file decodes to {} bytes, more than the {} asked",
                                          decoded, options.decode_at_most));
   }
+  // The chunk that takes `owner` over: the largest left encoded (a load's world chunk).
+  std::size_t taker = entries.size();
+  for (std::size_t i = 0; owner != nullptr && i < entries.size(); ++i) {
+    const DirectoryEntry& e = entries[i];
+    if (e.codec == static_cast<std::uint8_t>(Codec::kZstd) &&
+        e.decoded_size >= options.leave_encoded_from &&
+        (taker == entries.size() || e.stored_size > entries[taker].stored_size)) {
+      taker = i;
+    }
+  }
   file.chunks.reserve(entries.size());
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const DirectoryEntry& e = entries[i];
@@ -669,12 +727,11 @@ Result<File> Decode(ByteView bytes, const CheckedFile& checked, const ReadOption
         if (e.decoded_size >= options.leave_encoded_from) {
           const Status s = format_internal::CheckZstdFrame(stored, e.decoded_size);
           if (!s.ok()) return Damaged(ChunkLabel(i, e.id, e.key), s.message());
-          if (owner != nullptr) {
+          if (i == taker) {
             // `bytes` still views the buffer, which moves with the chunk but stays where it is.
             ChunkAccess::SetCarriedWithin(chunk, e.codec, std::move(*owner),
                                           static_cast<std::size_t>(e.offset), stored.size(),
                                           e.decoded_size);
-            owner = nullptr;
           } else {
             ChunkAccess::SetCarried(chunk, e.codec, Bytes(stored.begin(), stored.end()),
                                     e.decoded_size);
@@ -727,11 +784,12 @@ Result<File> Read(const VerifiedBytes& verified, const ReadOptions& options) {
   return Decode(verified.bytes_, *verified.checked_, options);
 }
 
-Result<File> Read(const VerifiedBytes& verified, Bytes bytes, const ReadOptions& options) {
-  if (bytes.data() != verified.bytes_.data() || bytes.size() != verified.bytes_.size()) {
+Result<File> Read(const VerifiedBytes& verified, Bytes&& bytes, const ReadOptions& options) {
+  Bytes taken = std::move(bytes);  // the caller's, whatever the status
+  if (taken.data() != verified.bytes_.data() || taken.size() != verified.bytes_.size()) {
     return InvalidInputError("the bytes given are not the ones that were verified");
   }
-  return Decode(verified.bytes_, *verified.checked_, options, &bytes);
+  return Decode(verified.bytes_, *verified.checked_, options, &taken);
 }
 
 }  // namespace rolly::format

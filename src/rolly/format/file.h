@@ -79,6 +79,12 @@ struct Header {
 class Chunk {
  public:
   Chunk(ChunkId id, std::string key, Bytes data, std::uint64_t flags = 0);
+  // A copy holds the stored bytes only, never the file buffer they may lie in. A chunk moved
+  // from is left with no stored bytes.
+  Chunk(const Chunk& other);
+  Chunk& operator=(const Chunk& other);
+  Chunk(Chunk&& other) noexcept;
+  Chunk& operator=(Chunk&& other) noexcept;
 
   ChunkId id() const { return id_; }
   const std::string& key() const { return key_; }
@@ -301,7 +307,8 @@ class VerifiedBytes {
  private:
   friend Result<VerifiedBytes> VerifyForRead(ByteView bytes, const ReadOptions& options);
   friend Result<File> Read(const VerifiedBytes& verified, const ReadOptions& options);
-  friend Result<File> Read(const VerifiedBytes& verified, Bytes bytes, const ReadOptions& options);
+  friend Result<File> Read(const VerifiedBytes& verified, Bytes&& bytes,
+                           const ReadOptions& options);
   VerifiedBytes(ByteView bytes, std::shared_ptr<const format_internal::CheckedFile> checked)
       : bytes_(bytes), checked_(std::move(checked)) {}
   ByteView bytes_;
@@ -314,12 +321,14 @@ Result<VerifiedBytes> VerifyForRead(ByteView bytes, const ReadOptions& options =
 // fails to decode is Damaged, as in Read; the decode bound of `options` is checked, as in Read).
 Result<File> Read(const VerifiedBytes& verified, const ReadOptions& options = {});
 // The same, taking over `bytes`, the buffer `verified` views (moved in, so it is where it was):
-// the first chunk left encoded (ReadOptions::leave_encoded_from) keeps its stored bytes in that
+// the largest chunk left encoded (ReadOptions::leave_encoded_from) keeps its stored bytes in that
 // buffer instead of a copy of them, which spares a load a copy of nearly the whole file. That
-// chunk then holds the whole file's bytes, until set_data or TakeData replaces them.
+// chunk then holds the whole file's bytes until set_data or TakeData replaces them (a copy of it
+// holds its own bytes only, and EncodeChunks cuts the buffer down to them).
 // Statuses as Read(verified), and InvalidInput, reading nothing, when `bytes` is not the buffer
-// `verified` views. Whatever the status, the bytes are the File's or gone.
-Result<File> Read(const VerifiedBytes& verified, Bytes bytes, const ReadOptions& options = {});
+// `verified` views. Whatever the status, the bytes are the File's or gone, and `verified` (and
+// every copy of it) views them no more: it must not be read again.
+Result<File> Read(const VerifiedBytes& verified, Bytes&& bytes, const ReadOptions& options = {});
 
 // The prelude's fields, as recorded.
 struct Prelude {

@@ -328,64 +328,102 @@ TEST(FileLeftEncodedTest, AFileWithAChunkLeftEncodedWritesBackAsItWasRead) {
   EXPECT_TRUE(from_verified == read);
 }
 
-// Read taking the verified buffer over: the first chunk left encoded keeps its stored bytes in
-// that buffer, not in a copy; the others copy theirs. The File is the one Read of the bytes gives,
-// it writes back as it was read, and a copy of it is equal and independent.
-TEST(FileLeftEncodedTest, ReadTakingTheBufferOverKeepsTheFirstChunkLeftEncodedInIt) {
+// Read taking the verified buffer over: the largest chunk left encoded keeps its stored bytes in
+// that buffer, not in a copy; the others copy theirs. The File is the one Read of the bytes
+// gives, it writes back as it was read (whole, or in pieces: the chunk then gives the file
+// buffer up for a buffer of its own bytes), and a copy holds the chunk's bytes only.
+TEST(FileLeftEncodedTest, ReadTakingTheBufferOverKeepsTheLargestChunkLeftEncodedInIt) {
   ASSERT_OK_AND_ASSIGN(const Bytes written, Write(FileWithALargeChunk()));
   ReadOptions options;
   options.leave_encoded_from = 0;
   ASSERT_OK_AND_ASSIGN(const File expected, Read(written, options));
+  // The globals and the world chunk are left encoded; the noise is stored as it is.
+  ASSERT_TRUE(expected.chunks[0].is_left_encoded());
+  ASSERT_TRUE(expected.chunks[1].is_left_encoded());
+  ASSERT_GT(expected.chunks[1].stored().size(), expected.chunks[0].stored().size());
   for (const bool keep_stored : {true, false}) {
     options.keep_stored = keep_stored;
     Bytes bytes = written;
     const std::uint8_t* const begin = bytes.data();
     const std::uint8_t* const end = begin + bytes.size();
-    const auto inside = [&](ByteView v) { return v.data() >= begin && v.data() + v.size() <= end; };
+    const auto inside = [&](ByteView v) {
+      return v.data() >= begin && v.data() + v.size() <= end;
+    };
     ASSERT_OK_AND_ASSIGN(const VerifiedBytes verified, VerifyForRead(bytes, options));
-    ASSERT_OK_AND_ASSIGN(const File read, Read(verified, std::move(bytes), options));
+    ASSERT_OK_AND_ASSIGN(File read, Read(verified, std::move(bytes), options));
     EXPECT_TRUE(read == expected);
-    ASSERT_TRUE(read.chunks[0].is_left_encoded());
-    EXPECT_TRUE(inside(read.chunks[0].stored()));
-    ASSERT_TRUE(read.chunks[1].is_left_encoded());
-    EXPECT_FALSE(inside(read.chunks[1].stored()));
-    EXPECT_TRUE(std::ranges::equal(read.chunks[1].stored(), expected.chunks[1].stored()));
+    EXPECT_TRUE(inside(read.chunks[1].stored()));
+    EXPECT_FALSE(inside(read.chunks[0].stored()));
+    EXPECT_TRUE(std::ranges::equal(read.chunks[0].stored(), expected.chunks[0].stored()));
 
     // Decoded as any chunk left encoded is.
     Bytes decoded;
     std::vector<std::size_t> arrived;
-    ASSERT_OK(DecodeAll(read.chunks[0], &decoded, &arrived));
-    EXPECT_EQ(decoded, FileWithALargeChunk().chunks[0].data());
+    ASSERT_OK(DecodeAll(read.chunks[1], &decoded, &arrived));
+    EXPECT_EQ(decoded, FileWithALargeChunk().chunks[1].data());
 
-    File copy = read;
-    EXPECT_TRUE(copy == read);
-    EXPECT_FALSE(inside(copy.chunks[0].stored()));
+    // A copy is equal; the chunk moved from holds no stored bytes.
+    const Chunk copy = read.chunks[1];
+    EXPECT_TRUE(copy == read.chunks[1]);
+    File moved = read;
+    const Chunk taken = std::move(moved.chunks[1]);
+    EXPECT_TRUE(taken == read.chunks[1]);
+    EXPECT_TRUE(moved.chunks[1].stored().empty());
+    EXPECT_FALSE(moved.chunks[1].has_stored());
+
     ASSERT_OK_AND_ASSIGN(const Bytes again, Write(read));
     EXPECT_EQ(again, written);
     // Encoded in pieces, the chunk hands over exactly its stored bytes, not the file around them.
-    ASSERT_OK_AND_ASSIGN(EncodedChunks encoded, EncodeChunks(std::move(copy.chunks)));
+    const File header = read;
+    ASSERT_OK_AND_ASSIGN(EncodedChunks encoded, EncodeChunks(std::move(read.chunks)));
     ASSERT_OK_AND_ASSIGN(FilePieces pieces,
-                         LayOutEncodedPieces(read.format_version, read.min_reader_version,
-                                             read.header, std::move(encoded)));
+                         LayOutEncodedPieces(header.format_version, header.min_reader_version,
+                                             header.header, std::move(encoded)));
     std::vector<ByteView> rest(pieces.pieces.begin() + 1, pieces.pieces.end());
     SealFilePieces(pieces.pieces[0], rest, pieces.late_checksums);
     Bytes joined;
-    for (const Bytes& piece : pieces.pieces) joined.insert(joined.end(), piece.begin(), piece.end());
+    for (const Bytes& piece : pieces.pieces) {
+      EXPECT_FALSE(inside(piece));
+      joined.insert(joined.end(), piece.begin(), piece.end());
+    }
     EXPECT_EQ(joined, written);
   }
 }
 
-// Bytes that are not the verified buffer (a copy of it, or another size) are refused, and
-// nothing is read.
-TEST(FileLeftEncodedTest, ReadTakingABufferOverRefusesOneThatWasNotVerified) {
+// Every status of Read taking a buffer over. Bytes that are not the verified buffer (a copy of
+// it, or another size) are refused, reading nothing; a file over the decode bound is refused as
+// Read refuses it; and a frame found damaged after the buffer was taken over (the last chunk's,
+// after the world chunk's) fails the Read as Read of the bytes fails, with the buffer let go.
+TEST(FileLeftEncodedTest, ReadTakingABufferOverFailsAsReadDoes) {
   ASSERT_OK_AND_ASSIGN(const Bytes bytes, Write(FileWithALargeChunk()));
   ASSERT_OK_AND_ASSIGN(const VerifiedBytes verified, VerifyForRead(bytes));
   EXPECT_THAT(Read(verified, Bytes(bytes)),
               StatusIs(StatusCode::kInvalidInput, HasSubstr("not the ones that were verified")));
   Bytes shorter = bytes;
-  const VerifiedBytes of_shorter = *VerifyForRead(shorter);
+  ASSERT_OK_AND_ASSIGN(const VerifiedBytes of_shorter, VerifyForRead(shorter));
   shorter.pop_back();
   EXPECT_THAT(Read(of_shorter, std::move(shorter)), StatusIs(StatusCode::kInvalidInput));
+
+  ReadOptions bounded;
+  bounded.decode_at_most = 1;
+  Bytes again = bytes;
+  ASSERT_OK_AND_ASSIGN(const VerifiedBytes of_again, VerifyForRead(again, bounded));
+  EXPECT_EQ(Read(of_again, std::move(again), bounded).status(), Read(bytes, bounded).status());
+
+  File file = FileWithALargeChunk();
+  file.chunks.emplace_back(kTestChunk, "last", Compressible(30000, 4));
+  ASSERT_OK_AND_ASSIGN(Bytes damaged, Write(file));
+  ReadOptions options;
+  options.leave_encoded_from = 0;
+  ASSERT_OK_AND_ASSIGN(const File before, Read(damaged, options));
+  ASSERT_TRUE(before.chunks[3].is_left_encoded());
+  // The last chunk's frame ends the file: its first byte (the frame's magic number) is broken.
+  damaged[damaged.size() - before.chunks[3].stored().size()] ^= 0xFF;
+  format_testing::Reseal(&damaged);
+  const Status read = Read(damaged, options).status();
+  ASSERT_THAT(read, StatusIs(StatusCode::kDamaged, HasSubstr("chunk 3")));
+  ASSERT_OK_AND_ASSIGN(const VerifiedBytes of_damaged, VerifyForRead(damaged, options));
+  EXPECT_EQ(Read(of_damaged, std::move(damaged), options).status(), read);
 }
 
 TEST(FileLeftEncodedTest, DecodeChunkRefusesAChunkNotLeftEncodedOrABufferOfAnotherSize) {

@@ -199,7 +199,8 @@ struct CheckedCopy {
   Bytes bytes;
   // What verifying `bytes` found (a valid copy), so that reading them checks nothing again. It
   // views `bytes`, whose buffer stays where it is when the copy is moved. A load's Read takes
-  // the buffer over, which its chunk left encoded keeps instead of a copy.
+  // the buffer over (its largest chunk left encoded keeps it instead of a copy); neither is used
+  // again after that.
   std::optional<format::VerifiedBytes> verified;
 };
 
