@@ -101,6 +101,10 @@ struct Scene::World {
   GuidMap<std::pair<std::uint64_t, Actor*>> by_id;
   std::uint64_t next_seq = 0;
   bool begun_play = false;
+  // Where in `actors` FinishSpawn looks first: after the actor it finished last. A load begins
+  // the spawns of its actors in turn, then finishes them in the same order, so the actor asked
+  // for is normally there (found without the ID table, and asked into cache a few ahead).
+  std::size_t finish_at = 0;
 
   Actor* Find(Guid id) const {
     const auto* found = by_id.Find(id);
@@ -1262,8 +1266,22 @@ Result<world::ActorView> Scene::BeginSpawn(Name level, const ClassInfo& cls, Gui
 }
 
 void Scene::FinishSpawn(Guid id) {
-  Actor* a = world_ ? world_->Find(id) : nullptr;
-  if (a == nullptr || !a->deferred) return;
+  if (!world_) return;
+  World& w = *world_;
+  constexpr std::size_t kAhead = 4;
+  Actor* a = nullptr;
+  if (w.finish_at < w.actors.size() && w.actors[w.finish_at].second->id == id) {
+    a = w.actors[w.finish_at].second.get();
+  } else if (const auto* entry = w.by_id.Find(id)) {
+    a = entry->second;
+    w.finish_at = PositionOf(w.actors, entry->first, w.finish_at);
+  }
+  if (a == nullptr) return;
+  ++w.finish_at;
+  if (w.finish_at + kAhead < w.actors.size()) {
+    __builtin_prefetch(w.actors[w.finish_at + kAhead].second.get());
+  }
+  if (!a->deferred) return;
   a->deferred = false;
   if (world_->begun_play) BeginPlayOf(*a);
 }

@@ -707,6 +707,36 @@ TEST_F(SceneTest, DeferredSpawnBeginsPlayAtFinish) {
               StatusIs(StatusCode::kInvalidInput));
 }
 
+// FinishSpawn finds each deferred actor whatever the order it is asked in: the order the spawns
+// began (as a load finishes them), ahead of it, behind it, in reverse, with actors spawned and
+// destroyed between, and again once finished. Each begins play once, when finished.
+TEST_F(SceneTest, DeferredSpawnsFinishInAnyOrder) {
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  const reflect::ClassInfo& probe = *registry_.FindClass<ProbeActor>();
+  std::vector<Guid> ids;
+  for (int i = 0; i < 12; ++i) {
+    ids.push_back(Guid::Random());
+    ASSERT_OK_AND_ASSIGN(const world::ActorView view,
+                         scene_->BeginSpawn(Name(), probe, ids.back(), {}));
+    static_cast<ProbeActor*>(view.object.ptr)->label = std::to_string(i);
+  }
+  log_.clear();
+  for (const int i : {0, 1, 5, 2, 3}) scene_->FinishSpawn(ids[i]);
+  scene_->DestroyActor(ids[4]);
+  scene_->FinishSpawn(ids[4]);
+  ASSERT_OK_AND_ASSIGN(Actor * between, scene_->SpawnActor(Name("ProbeActor"), Name(), {}));
+  for (const int i : {6, 7, 8, 11, 10, 9, 0, 5}) scene_->FinishSpawn(ids[i]);
+  std::vector<std::string> began;
+  for (const std::string& line : log_) {
+    if (line.starts_with("BeginPlay")) began.push_back(line);
+  }
+  EXPECT_THAT(began, ElementsAre("BeginPlay 0", "BeginPlay 1", "BeginPlay 5", "BeginPlay 2",
+                                 "BeginPlay 3", "BeginPlay ", "BeginPlay 6", "BeginPlay 7",
+                                 "BeginPlay 8", "BeginPlay 11", "BeginPlay 10", "BeginPlay 9"));
+  EXPECT_EQ(scene_->FindActor(ids[4]), nullptr);
+  EXPECT_NE(scene_->FindActor(between->id), nullptr);
+}
+
 // A listener that respawns and destroys actors when the map's actors are initialized, as a load
 // does: those actors run no begin play until the world's.
 class LoadingEvents : public RecordingEvents {
