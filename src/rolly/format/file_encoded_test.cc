@@ -331,7 +331,7 @@ TEST(FileLeftEncodedTest, AFileWithAChunkLeftEncodedWritesBackAsItWasRead) {
 // Read taking the verified buffer over: the largest chunk left encoded keeps its stored bytes in
 // that buffer, not in a copy; the others copy theirs. The File is the one Read of the bytes
 // gives, it writes back as it was read (whole, or in pieces: the chunk then gives the file
-// buffer up for a buffer of its own bytes), and a copy holds the chunk's bytes only.
+// buffer up for a buffer of its own bytes), and a copy of the chunk is equal to it.
 TEST(FileLeftEncodedTest, ReadTakingTheBufferOverKeepsTheLargestChunkLeftEncodedInIt) {
   ASSERT_OK_AND_ASSIGN(const Bytes written, Write(FileWithALargeChunk()));
   ReadOptions options;
