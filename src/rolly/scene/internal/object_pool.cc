@@ -107,6 +107,9 @@ void* ObjectPool::Allocate(std::size_t size) {
     p = page->free;
     ROLLY_UNPOISON(p, page->slot);
     page->free = *static_cast<void**>(p);
+    // The next freed slot is asked into cache now: each holds the address of the one after it,
+    // so a run of allocations from freed slots would otherwise wait on each in turn.
+    if (page->free != nullptr) __builtin_prefetch(page->free);
   } else {
     p = reinterpret_cast<char*>(page) + page->fresh;
     ROLLY_UNPOISON(p, page->slot);
