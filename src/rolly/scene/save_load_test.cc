@@ -1974,6 +1974,54 @@ TEST_F(SaveLoadTest, AHostAnsweringFindActorsOutOfOrderCostsOnlyThoseActors) {
   EXPECT_GE(out.report.kept, 1u);
 }
 
+// The same for BeginSpawns: answers out of order are ignored, and the actors not answered for in
+// order are taken as not spawned (their records kept); the one answered in order is set.
+TEST_F(SaveLoadTest, AHostAnsweringBeginSpawnsOutOfOrderCostsOnlyThoseActors) {
+  class ReversedScene : public Scene {
+   public:
+    using Scene::Scene;
+    void BeginSpawns(
+        std::span<const world::SpawnRequest> requests,
+        const std::function<void(std::size_t, const Result<world::ActorView>&)>& spawned)
+        override {
+      for (std::size_t k = requests.size(); k-- > 0;) {
+        const world::SpawnRequest& r = requests[k];
+        spawned(k, BeginSpawn(r.level, *r.cls, r.id, r.transform));
+      }
+      spawned(requests.size(), InvalidInputError("one past the end"));
+    }
+  };
+  auto a = NewGame();
+  ASSERT_OK(a->scene.Start(kSmallMap));
+  std::vector<Guid> ids;
+  for (std::int32_t value : {1, 2, 3}) {
+    ASSERT_OK_AND_ASSIGN(Pickup * p, a->scene.SpawnActor<Pickup>());
+    p->value = value;
+    ids.push_back(p->id);
+  }
+  ASSERT_OK(SaveNow(*a, "r"));
+
+  ReversedScene scene(*registry_);
+  store::Store store(backend_, workers_, mailbox_);
+  game::SaveSystem saves(store, scene, *registry_, mailbox_, workers_);
+  scene.AddMap(kSmallMap, SmallMap());
+  ASSERT_OK(scene.Start(kSmallMap));
+  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(saves, "r", MapChoice::kKeepCurrentMap));
+  EXPECT_THAT(Lines(out.report.messages),
+              HasSubstr("BeginSpawns answered 1 of 3 spawns in the order asked (3 answers out of "
+                        "order ignored)"));
+  EXPECT_EQ(out.report.spawned, 1u);
+  EXPECT_EQ(out.report.kept, 2u);
+  std::vector<std::int32_t> values;
+  for (Guid id : ids) {
+    const Pickup* p = scene.FindActorAs<Pickup>(id);
+    values.push_back(p != nullptr ? p->value : -1);
+  }
+  // The one answered in order has its value; the others the host made are left as made.
+  EXPECT_EQ(std::count(values.begin(), values.end(), 0), 2);
+  EXPECT_EQ(std::count_if(values.begin(), values.end(), [](std::int32_t v) { return v > 0; }), 1);
+}
+
 // A load places the actors it spawned again, the players' pawns, and the actors whose saved
 // placement is not the one the host's view reports, and no others: most placed actors never move,
 // and each placement costs the host a look-up. Each part of a placement counts: every word of the

@@ -1265,6 +1265,23 @@ Result<world::ActorView> Scene::BeginSpawn(Name level, const ClassInfo& cls, Gui
   return ViewOf(*a);
 }
 
+void Scene::BeginSpawns(
+    std::span<const world::SpawnRequest> requests,
+    const std::function<void(std::size_t k, const Result<world::ActorView>& result)>& spawned) {
+  constexpr std::size_t kAhead = 8;
+  const std::size_t n = requests.size();
+  // (`spawned` changes nothing, so the world stays the one whose table is asked for here.)
+  auto ask = [&](std::size_t k) {
+    if (world_ && k < n) world_->by_id.Prefetch(requests[k].id);
+  };
+  for (std::size_t k = 1; k < kAhead; ++k) ask(k);
+  for (std::size_t k = 0; k < n; ++k) {
+    ask(k + kAhead);
+    const world::SpawnRequest& r = requests[k];
+    spawned(k, BeginSpawn(r.level, *r.cls, r.id, r.transform));
+  }
+}
+
 void Scene::FinishSpawn(Guid id) {
   if (!world_) return;
   World& w = *world_;

@@ -118,6 +118,11 @@ class Scene : public world::Host {
       const std::function<void(std::size_t k, const world::ActorView* view)>& found) override;
   Result<world::ActorView> BeginSpawn(Name level, const reflect::ClassInfo& cls, Guid id,
                                       const reflect::Transformd& transform) override;
+  // Asks for the ID table's slot of the spawn a few ahead of the one made (a spawn checks that
+  // its ID is free, a random slot of the table), so the cache misses of many spawns overlap.
+  void BeginSpawns(std::span<const world::SpawnRequest> requests,
+                   const std::function<void(std::size_t k, const Result<world::ActorView>& result)>&
+                       spawned) override;
   void FinishSpawn(Guid id) override;
   void DestroyActor(Guid id) override;
   // Destroys every actor of `ids` there is, in one pass over the world (a load removing many

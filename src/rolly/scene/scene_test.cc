@@ -737,6 +737,94 @@ TEST_F(SceneTest, DeferredSpawnsFinishInAnyOrder) {
   EXPECT_NE(scene_->FindActor(between->id), nullptr);
 }
 
+// What BeginSpawns answered for each request: the view's parts a spawn sets, or the status.
+struct SpawnAnswer {
+  StatusCode code = StatusCode::kOk;
+  std::string message;
+  Guid id;
+  const reflect::ClassInfo* cls = nullptr;
+  Name level;
+  bool spawned = false;
+  reflect::Transformd transform;
+  friend bool operator==(const SpawnAnswer&, const SpawnAnswer&) = default;
+};
+
+std::vector<SpawnAnswer> SpawnEach(world::Host& host, const std::vector<world::SpawnRequest>& r,
+                                   bool default_call) {
+  std::vector<SpawnAnswer> out;
+  auto spawned = [&](std::size_t k, const Result<world::ActorView>& v) {
+    EXPECT_EQ(k, out.size());
+    SpawnAnswer a;
+    if (v.ok()) {
+      a = {StatusCode::kOk, "", v->id, v->object.cls, v->level, v->spawned, v->transform};
+    } else {
+      a.code = v.status().code();
+      a.message = std::string(v.status().message());
+    }
+    out.push_back(a);
+  };
+  if (default_call) {
+    host.world::Host::BeginSpawns(r, spawned);
+  } else {
+    host.BeginSpawns(r, spawned);
+  }
+  return out;
+}
+
+// BeginSpawns answers as BeginSpawn does, in order, for more spawns than the scene looks ahead:
+// actors made deferred, and refusals for an ID taken (by the map, or by an earlier spawn of the
+// same call), a level not loaded and a class that is not an actor's. Its default (the host's)
+// does too, and with no world each is refused.
+TEST_F(SceneTest, BeginSpawnsAnswersAsBeginSpawnDoes) {
+  const reflect::ClassInfo& probe = *registry_.FindClass<ProbeActor>();
+  const reflect::ClassInfo& crate = *registry_.FindClass<Crate>();
+  std::vector<world::SpawnRequest> requests;
+  for (std::uint64_t i = 0; i < 20; ++i) {
+    reflect::Transformd t;
+    t.translation.x = static_cast<double>(i);
+    requests.push_back({Name(), i % 3 == 0 ? &crate : &probe, Guid(8, i), t});
+  }
+  requests[4].id = G(kAliceId);                        // the map's
+  requests[9].id = Guid(8, 2);                         // spawned just before
+  requests[11].level = Name("Cellar");                 // not loaded
+  requests[15].cls = registry_.FindClass<QuestLog>();  // not an actor's
+  requests[17].level = Name("Main");
+  const std::vector<SpawnAnswer> none = SpawnEach(*scene_, requests, false);
+  ASSERT_EQ(none.size(), requests.size());
+  for (const SpawnAnswer& a : none) EXPECT_EQ(a.code, StatusCode::kInvalidInput);
+  EXPECT_EQ(SpawnEach(*scene_, requests, true), none);
+
+  ASSERT_OK(scene_->Start("maps/small.json"));
+  Scene other(registry_);
+  other.AddMap("maps/small.json", SmallMap());
+  ASSERT_OK(other.Start("maps/small.json"));
+  log_.clear();
+  const std::vector<SpawnAnswer> got = SpawnEach(*scene_, requests, false);
+  EXPECT_EQ(SpawnEach(other, requests, true), got);
+  ASSERT_EQ(got.size(), requests.size());
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    if (k == 4 || k == 9) {
+      EXPECT_EQ(got[k].code, StatusCode::kInvalidInput) << k;
+      EXPECT_THAT(got[k].message, HasSubstr("AlreadyExists")) << k;
+    } else if (k == 11 || k == 15) {
+      EXPECT_EQ(got[k].code, StatusCode::kInvalidInput) << k;
+    } else {
+      ASSERT_EQ(got[k].code, StatusCode::kOk) << k << " " << got[k].message;
+      EXPECT_EQ(got[k].id, requests[k].id);
+      EXPECT_EQ(got[k].cls, requests[k].cls);
+      EXPECT_EQ(got[k].level, Name("Main"));
+      EXPECT_TRUE(got[k].spawned);
+      EXPECT_EQ(got[k].transform.translation.x, static_cast<double>(k));
+      EXPECT_NE(scene_->FindActor(requests[k].id), nullptr);
+    }
+  }
+  // Deferred: none began play until finished.
+  EXPECT_EQ(std::count(log_.begin(), log_.end(), "BeginPlay "), 0);
+  scene_->FinishSpawn(requests[1].id);
+  EXPECT_EQ(std::count(log_.begin(), log_.end(), "BeginPlay "), 1);
+  EXPECT_TRUE(SpawnEach(*scene_, {}, false).empty());
+}
+
 // A listener that respawns and destroys actors when the map's actors are initialized, as a load
 // does: those actors run no begin play until the world's.
 class LoadingEvents : public RecordingEvents {

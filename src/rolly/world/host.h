@@ -110,6 +110,14 @@ struct Placement {
   Name attach_socket;
 };
 
+// One actor for Host::BeginSpawns to spawn: BeginSpawn's arguments.
+struct SpawnRequest {
+  Name level;
+  const reflect::ClassInfo* cls = nullptr;  // not null
+  Guid id;
+  reflect::Transformd transform;
+};
+
 class HostEvents;
 
 class Host {
@@ -171,6 +179,20 @@ class Host {
   // cannot spawn; AlreadyExists (InvalidInput) when an actor has the ID.
   virtual Result<ActorView> BeginSpawn(Name level, const reflect::ClassInfo& cls, Guid id,
                                        const reflect::Transformd& transform) = 0;
+  // BeginSpawn for many actors in one call: spawns each of `requests` in order, calling
+  // `spawned(k, result)` right after spawning requests[k] with what BeginSpawn returns for it
+  // (its view lives for the call only). A load spawns every actor it brings back this way, so a
+  // host whose spawn waits on memory may overlap them (ask for the table slots of the next IDs
+  // while spawning this one). `spawned` may make the reading calls (ListComponents...); it does
+  // not change the world. The default calls BeginSpawn for each.
+  virtual void BeginSpawns(
+      std::span<const SpawnRequest> requests,
+      const std::function<void(std::size_t k, const Result<ActorView>& result)>& spawned) {
+    for (std::size_t k = 0; k < requests.size(); ++k) {
+      const SpawnRequest& r = requests[k];
+      spawned(k, BeginSpawn(r.level, *r.cls, r.id, r.transform));
+    }
+  }
   virtual void FinishSpawn(Guid id) = 0;
   // Destroys the actor with `id` (a no-op when there is none). Before the world's begin play an
   // actor destroyed runs no begin or end play.

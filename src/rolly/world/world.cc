@@ -1541,16 +1541,30 @@ class World::Applier {
     // The components of actors that came back exist once they are spawned. Their records follow
     // their actor's (as a save writes them), in the order the spawns are: each is matched against
     // the view its spawn returned, while that actor is at hand; records in another order are
-    // found afterwards by their actor's ID.
+    // found afterwards by their actor's ID. Every actor is spawned in one host call
+    // (Host::BeginSpawns), answered for in order: an answer out of that order (a host breaking
+    // its contract) is ignored, and an actor not answered for in order is taken as not spawned.
     std::size_t pending = 0;
+    std::size_t answered = 0;
+    std::size_t ignored = 0;
     std::vector<bool> matched_at_spawn(pending_components_.size());
-    for (Spawn& s : spawns_) {
-      Result<ActorView> view = host_.BeginSpawn(s.level, *s.cls, s.id, s.place.transform);
+    std::vector<SpawnRequest> requests;
+    requests.reserve(spawns_.size());
+    for (const Spawn& s : spawns_) requests.push_back({s.level, s.cls, s.id, s.place.transform});
+    auto not_spawned = [&](const Spawn& s, std::string_view why) {
+      Message("actor " + Describe(s.cls->name().view(), s.id) + " was not spawned again (" +
+              std::string(why) + "): its record is kept");
+      ++report_->kept;
+    };
+    host_.BeginSpawns(requests, [&](std::size_t k, const Result<ActorView>& view) {
+      if (k != answered || answered >= spawns_.size()) {
+        ++ignored;
+        return;
+      }
+      Spawn& s = spawns_[answered++];
       if (!view.ok()) {
-        Message("actor " + Describe(s.cls->name().view(), s.id) + " was not spawned again (" +
-                std::string(view.status().message()) + "): its record is kept");
-        ++report_->kept;
-        continue;
+        not_spawned(s, view.status().message());
+        return;
       }
       s.spawned = true;
       Take(*s.chunk, s.record, view->object, true);
@@ -1569,6 +1583,15 @@ class World::Applier {
           Take(*p.chunk, p.record, found, true);
         }
         matched_at_spawn[pending] = true;
+      }
+    });
+    requests = {};
+    if (answered < spawns_.size() || ignored > 0) {
+      Message("the host's BeginSpawns answered " + std::to_string(answered) + " of " +
+              std::to_string(spawns_.size()) + " spawns in the order asked (" +
+              std::to_string(ignored) + " answers out of order ignored)");
+      for (std::size_t k = answered; k < spawns_.size(); ++k) {
+        not_spawned(spawns_[k], "the host did not answer for it");
       }
     }
     listed_for_ = Guid();  // (what was listed changes with the next spawn or pass)
