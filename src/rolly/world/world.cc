@@ -1548,27 +1548,26 @@ class World::Applier {
     std::size_t answered = 0;
     std::size_t ignored = 0;
     std::vector<bool> matched_at_spawn(pending_components_.size());
-    std::vector<SpawnRequest> requests;
-    requests.reserve(spawns_.size());
-    for (const Spawn& s : spawns_) requests.push_back({s.level, s.cls, s.id, s.place.transform});
-    auto not_spawned = [&](const Spawn& s, std::string_view why) {
-      Message("actor " + Describe(s.cls->name().view(), s.id) + " was not spawned again (" +
+    auto not_spawned = [&](const SpawnRequest& r, std::string_view why) {
+      Message("actor " + Describe(r.cls->name().view(), r.id) + " was not spawned again (" +
               std::string(why) + "): its record is kept");
       ++report_->kept;
     };
-    host_.BeginSpawns(requests, [&](std::size_t k, const Result<ActorView>& view) {
+    host_.BeginSpawns(spawn_requests_, [&](std::size_t k, const Result<ActorView>& view) {
       if (k != answered || answered >= spawns_.size()) {
         ++ignored;
         return;
       }
+      const SpawnRequest& r = spawn_requests_[answered];
       Spawn& s = spawns_[answered++];
       if (!view.ok()) {
-        not_spawned(s, view.status().message());
+        not_spawned(r, view.status().message());
         return;
       }
       s.spawned = true;
       Take(*s.chunk, s.record, view->object, true);
-      placements_.push_back({s.id, s.place});
+      placements_.push_back(
+          {r.id, Placement{r.transform, s.owner, s.attach_parent, s.attach_socket}});
       ++report_->spawned;
       // (Only the world chunk of the current map has actors, so records compare within it.)
       while (pending < pending_components_.size() &&
@@ -1576,7 +1575,7 @@ class World::Applier {
         ++pending;
       }
       for (; pending < pending_components_.size() &&
-             pending_components_[pending].comp.actor == s.id;
+             pending_components_[pending].comp.actor == r.id;
            ++pending) {
         const Pending& p = pending_components_[pending];
         if (const Object found = MatchComponent(*p.chunk, p.record, p.comp, *view)) {
@@ -1585,13 +1584,12 @@ class World::Applier {
         matched_at_spawn[pending] = true;
       }
     });
-    requests = {};
     if (answered < spawns_.size() || ignored > 0) {
       Message("the host's BeginSpawns answered " + std::to_string(answered) + " of " +
               std::to_string(spawns_.size()) + " spawns in the order asked (" +
               std::to_string(ignored) + " answers out of order ignored)");
       for (std::size_t k = answered; k < spawns_.size(); ++k) {
-        not_spawned(spawns_[k], "the host did not answer for it");
+        not_spawned(spawn_requests_[k], "the host did not answer for it");
       }
     }
     listed_for_ = Guid();  // (what was listed changes with the next spawn or pass)
@@ -1607,8 +1605,9 @@ class World::Applier {
     const std::size_t made_while_spawning = targets_.size();
     MatchMadeWhileSpawning();
     ApplyPass(made_while_spawning, true);
-    for (Spawn& s : spawns_) {
-      if (s.spawned || Objects().Contains(s.id)) host_.FinishSpawn(s.id);
+    for (std::size_t k = 0; k < spawns_.size(); ++k) {
+      const Guid id = spawn_requests_[k].id;
+      if (spawns_[k].spawned || Objects().Contains(id)) host_.FinishSpawn(id);
     }
     if (helper_) {
       ApplySecondPassBeside();
@@ -1641,14 +1640,16 @@ class World::Applier {
     std::vector<Object> by_record;
     bool second_pass = false;  // a second-pass target took one of its records
   };
+  // An actor to spawn again; what the host is asked to spawn (class, ID, level, transform) is
+  // in spawn_requests_, at the same index, as Host::BeginSpawns takes it.
   struct Spawn {
     const LoadedGame::Chunk* chunk;
     std::size_t record;
-    Guid id;
-    const reflect::ClassInfo* cls;
-    Name level;
-    Placement place;
-    bool spawned = false;  // BeginSpawn made it
+    // The rest of its placement.
+    Guid owner;
+    Guid attach_parent;
+    Name attach_socket;
+    bool spawned = false;  // BeginSpawns made it
   };
   struct Pending {
     const LoadedGame::Chunk* chunk;
@@ -2023,7 +2024,9 @@ class World::Applier {
     while (answered < ids.size()) take_actor(nullptr);
     // The set of the actors spawned again, made in one go once their number is known.
     spawning_.Reserve(spawning_.size() + spawns_.size() - spawns_before);
-    for (std::size_t k = spawns_before; k < spawns_.size(); ++k) spawning_.Insert(spawns_[k].id);
+    for (std::size_t k = spawns_before; k < spawns_.size(); ++k) {
+      spawning_.Insert(spawn_requests_[k].id);
+    }
     // The components listed stay valid only while nothing changes.
     listed_for_ = Guid();
     // Components of actors there now, in record order, those matched already and the others
@@ -2092,7 +2095,9 @@ class World::Applier {
       ++report_->kept;
       return;
     }
-    spawns_.push_back({&c, i, subject, cls, *level_at, PlacementOf(a)});
+    const Placement place = PlacementOf(a);
+    spawn_requests_.push_back({*level_at, cls, subject, place.transform});
+    spawns_.push_back({&c, i, place.owner, place.attach_parent, place.attach_socket});
   }
 
   // The host reports no component made while its actor spawns (Host::BeginSpawn), and the first
@@ -2528,6 +2533,7 @@ class World::Applier {
   Name only_level_;
   GuidSet level_actors_;
   std::vector<Spawn> spawns_;
+  std::vector<SpawnRequest> spawn_requests_;  // spawns_[k]'s at k
   GuidSet spawning_;
   std::vector<Pending> pending_components_;
   std::vector<Guid> remove_;
