@@ -1974,22 +1974,38 @@ TEST_F(SaveLoadTest, AHostAnsweringFindActorsOutOfOrderCostsOnlyThoseActors) {
   EXPECT_GE(out.report.kept, 1u);
 }
 
-// The same for BeginSpawns: answers out of order are ignored, and the actors not answered for in
-// order are taken as not spawned (their records kept); the one answered in order is set.
+// The same for BeginSpawns: answers out of order or past the end are ignored, and the actors not
+// answered for in order are taken as not spawned (their records kept; those the host made all
+// the same destroyed again); each one answered in order is set. Hosts that answer in reverse,
+// answer in order and then again, and never answer.
 TEST_F(SaveLoadTest, AHostAnsweringBeginSpawnsOutOfOrderCostsOnlyThoseActors) {
-  class ReversedScene : public Scene {
+  enum class Answers { kReversed, kTwice, kNone };
+  class OddScene : public Scene {
    public:
-    using Scene::Scene;
+    OddScene(const reflect::TypeRegistry& registry, Answers answers)
+        : Scene(registry), answers_(answers) {}
     void BeginSpawns(
         std::span<const world::SpawnRequest> requests,
         const std::function<void(std::size_t, const Result<world::ActorView>&)>& spawned)
         override {
-      for (std::size_t k = requests.size(); k-- > 0;) {
+      const std::size_t n = requests.size();
+      for (std::size_t j = 0; j < n; ++j) {
+        const std::size_t k = answers_ == Answers::kReversed ? n - 1 - j : j;
         const world::SpawnRequest& r = requests[k];
-        spawned(k, BeginSpawn(r.level, *r.cls, r.id, r.transform));
+        Result<world::ActorView> view = BeginSpawn(r.level, *r.cls, r.id, r.transform);
+        if (answers_ != Answers::kNone) spawned(k, view);
       }
-      spawned(requests.size(), InvalidInputError("one past the end"));
+      if (answers_ == Answers::kNone) return;
+      spawned(n, InvalidInputError("one past the end"));
+      if (answers_ == Answers::kTwice) {
+        world::ActorView view;
+        ASSERT_TRUE(FindActor(requests[0].id, &view));
+        spawned(0, view);
+      }
     }
+
+   private:
+    Answers answers_;
   };
   auto a = NewGame();
   ASSERT_OK(a->scene.Start(kSmallMap));
@@ -2001,25 +2017,39 @@ TEST_F(SaveLoadTest, AHostAnsweringBeginSpawnsOutOfOrderCostsOnlyThoseActors) {
   }
   ASSERT_OK(SaveNow(*a, "r"));
 
-  ReversedScene scene(*registry_);
-  store::Store store(backend_, workers_, mailbox_);
-  game::SaveSystem saves(store, scene, *registry_, mailbox_, workers_);
-  scene.AddMap(kSmallMap, SmallMap());
-  ASSERT_OK(scene.Start(kSmallMap));
-  ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(saves, "r", MapChoice::kKeepCurrentMap));
-  EXPECT_THAT(Lines(out.report.messages),
-              HasSubstr("BeginSpawns answered 1 of 3 spawns in the order asked (3 answers out of "
-                        "order ignored)"));
-  EXPECT_EQ(out.report.spawned, 1u);
-  EXPECT_EQ(out.report.kept, 2u);
-  std::vector<std::int32_t> values;
-  for (Guid id : ids) {
-    const Pickup* p = scene.FindActorAs<Pickup>(id);
-    values.push_back(p != nullptr ? p->value : -1);
+  struct Want {
+    Answers answers;
+    std::string message;
+    std::size_t spawned;
+  };
+  for (const Want& want :
+       {Want{Answers::kReversed, "answered 1 of 3 spawns in the order asked (3 answers out", 1},
+        Want{Answers::kTwice, "answered 3 of 3 spawns in the order asked (2 answers out", 3},
+        Want{Answers::kNone, "answered 0 of 3 spawns in the order asked (0 answers out", 0}}) {
+    SCOPED_TRACE(want.message);
+    OddScene scene(*registry_, want.answers);
+    store::Store store(backend_, workers_, mailbox_);
+    game::SaveSystem saves(store, scene, *registry_, mailbox_, workers_);
+    scene.AddMap(kSmallMap, SmallMap());
+    ASSERT_OK(scene.Start(kSmallMap));
+    ASSERT_OK_AND_ASSIGN(LoadOutcome out, LoadNow(saves, "r", MapChoice::kKeepCurrentMap));
+    EXPECT_THAT(Lines(out.report.messages), HasSubstr(want.message));
+    EXPECT_EQ(out.report.spawned, want.spawned);
+    EXPECT_EQ(out.report.kept, 3 - want.spawned);
+    // Each pickup answered for in order is there with its own value, its spawn finished; those
+    // the host answered for out of order only are gone again. A host that never answers leaves
+    // what it made, of which the load cannot know.
+    std::size_t there = 0;
+    for (std::size_t j = 0; j < ids.size(); ++j) {
+      const Pickup* p = scene.FindActorAs<Pickup>(ids[j]);
+      if (p == nullptr) continue;
+      ++there;
+      if (want.answers == Answers::kNone) continue;
+      EXPECT_EQ(p->value, static_cast<std::int32_t>(j) + 1) << j;
+      EXPECT_FALSE(p->deferred) << j;
+    }
+    EXPECT_EQ(there, want.answers == Answers::kNone ? 3u : want.spawned);
   }
-  // The one answered in order has its value; the others the host made are left as made.
-  EXPECT_EQ(std::count(values.begin(), values.end(), 0), 2);
-  EXPECT_EQ(std::count_if(values.begin(), values.end(), [](std::int32_t v) { return v > 0; }), 1);
 }
 
 // A load places the actors it spawned again, the players' pawns, and the actors whose saved

@@ -1270,7 +1270,7 @@ void Scene::BeginSpawns(
     const std::function<void(std::size_t k, const Result<world::ActorView>& result)>& spawned) {
   constexpr std::size_t kAhead = 8;
   const std::size_t n = requests.size();
-  // (`spawned` changes nothing, so the world stays the one whose table is asked for here.)
+  // (Prefetches are hints only: a spawn that grows the table wastes those asked before it.)
   auto ask = [&](std::size_t k) {
     if (world_ && k < n) world_->by_id.Prefetch(requests[k].id);
   };

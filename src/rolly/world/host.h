@@ -179,12 +179,16 @@ class Host {
   // cannot spawn; AlreadyExists (InvalidInput) when an actor has the ID.
   virtual Result<ActorView> BeginSpawn(Name level, const reflect::ClassInfo& cls, Guid id,
                                        const reflect::Transformd& transform) = 0;
-  // BeginSpawn for many actors in one call: spawns each of `requests` in order, calling
-  // `spawned(k, result)` right after spawning requests[k] with what BeginSpawn returns for it
-  // (its view lives for the call only). A load spawns every actor it brings back this way, so a
-  // host whose spawn waits on memory may overlap them (ask for the table slots of the next IDs
-  // while spawning this one). `spawned` may make the reading calls (ListComponents...); it does
-  // not change the world. The default calls BeginSpawn for each.
+  // BeginSpawn for many actors in one call: spawns each of `requests` in order and, right after
+  // spawning requests[k], calls `spawned(k, result)` with what BeginSpawn returns for it: once
+  // for each k, in order, on this thread, before returning. The view in `result` lives until
+  // that call of `spawned` returns, and `requests` for this call only. A load spawns every actor
+  // it brings back this way, so a host whose spawn waits on memory may overlap them (ask for the
+  // table slots of the next IDs while spawning this one). `spawned` may make the reading calls
+  // (ListComponents...); it does not change the world. The default calls BeginSpawn for each.
+  // (A load ignores an answer out of order or past the end and takes each actor not answered
+  // for in order as not spawned, keeping its record and reporting it; one answered with a view
+  // out of order only, it destroys again.)
   virtual void BeginSpawns(
       std::span<const SpawnRequest> requests,
       const std::function<void(std::size_t k, const Result<ActorView>& result)>& spawned) {

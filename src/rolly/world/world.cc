@@ -1543,19 +1543,22 @@ class World::Applier {
     // the view its spawn returned, while that actor is at hand; records in another order are
     // found afterwards by their actor's ID. Every actor is spawned in one host call
     // (Host::BeginSpawns), answered for in order: an answer out of that order (a host breaking
-    // its contract) is ignored, and an actor not answered for in order is taken as not spawned.
+    // its contract) is ignored, and an actor not answered for in order is taken as not spawned;
+    // one the host made all the same (answered out of order only) is destroyed again.
     std::size_t pending = 0;
     std::size_t answered = 0;
     std::size_t ignored = 0;
+    std::vector<std::size_t> made_out_of_order;
     std::vector<bool> matched_at_spawn(pending_components_.size());
     auto not_spawned = [&](const SpawnRequest& r, std::string_view why) {
       Message("actor " + Describe(r.cls->name().view(), r.id) + " was not spawned again (" +
               std::string(why) + "): its record is kept");
       ++report_->kept;
     };
-    host_.BeginSpawns(spawn_requests_, [&](std::size_t k, const Result<ActorView>& view) {
+    auto spawn_each = [&](std::size_t k, const Result<ActorView>& view) {
       if (k != answered || answered >= spawns_.size()) {
         ++ignored;
+        if (k > answered && k < spawns_.size() && view.ok()) made_out_of_order.push_back(k);
         return;
       }
       const SpawnRequest& r = spawn_requests_[answered];
@@ -1583,14 +1586,24 @@ class World::Applier {
         }
         matched_at_spawn[pending] = true;
       }
-    });
+    };
+    if (!spawns_.empty()) host_.BeginSpawns(spawn_requests_, spawn_each);
     if (answered < spawns_.size() || ignored > 0) {
       Message("the host's BeginSpawns answered " + std::to_string(answered) + " of " +
               std::to_string(spawns_.size()) + " spawns in the order asked (" +
               std::to_string(ignored) + " answers out of order ignored)");
       for (std::size_t k = answered; k < spawns_.size(); ++k) {
-        not_spawned(spawn_requests_[k], "the host did not answer for it");
+        not_spawned(spawn_requests_[k], "the host did not answer for it in order");
       }
+      std::sort(made_out_of_order.begin(), made_out_of_order.end());
+      std::vector<Guid> unmade;
+      for (std::size_t j = 0; j < made_out_of_order.size(); ++j) {
+        const std::size_t k = made_out_of_order[j];
+        if (k >= answered && (j == 0 || made_out_of_order[j - 1] != k)) {
+          unmade.push_back(spawn_requests_[k].id);
+        }
+      }
+      if (!unmade.empty()) host_.DestroyActors(unmade);
     }
     listed_for_ = Guid();  // (what was listed changes with the next spawn or pass)
     if (note) NotedBeside(*note);
@@ -1649,7 +1662,7 @@ class World::Applier {
     Guid owner;
     Guid attach_parent;
     Name attach_socket;
-    bool spawned = false;  // BeginSpawns made it
+    bool spawned = false;  // BeginSpawns answered for it in order, with a view
   };
   struct Pending {
     const LoadedGame::Chunk* chunk;
