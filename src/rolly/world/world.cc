@@ -1596,12 +1596,11 @@ class World::Applier {
         not_spawned(spawn_requests_[k], "the host did not answer for it in order");
       }
       std::sort(made_out_of_order.begin(), made_out_of_order.end());
+      made_out_of_order.erase(std::unique(made_out_of_order.begin(), made_out_of_order.end()),
+                              made_out_of_order.end());
       std::vector<Guid> unmade;
-      for (std::size_t j = 0; j < made_out_of_order.size(); ++j) {
-        const std::size_t k = made_out_of_order[j];
-        if (k >= answered && (j == 0 || made_out_of_order[j - 1] != k)) {
-          unmade.push_back(spawn_requests_[k].id);
-        }
+      for (std::size_t k : made_out_of_order) {
+        if (k >= answered) unmade.push_back(spawn_requests_[k].id);
       }
       if (!unmade.empty()) host_.DestroyActors(unmade);
     }
