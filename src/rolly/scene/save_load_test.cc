@@ -3658,6 +3658,45 @@ TEST_F(SaveLoadTest, ATombstoneBeforeOtherRecordsOfItsActorAmongManyDropsThem) {
 
 // --- 8. Many actors ----------------------------------------------------------------------------
 
+// The check counts the world chunk's actors spawned in play, by which a load reserves its list of
+// actors to spawn again: exactly on one thread, and at most one more when the check is split in
+// two halves (the record at the seam may be met by both).
+TEST_F(SaveLoadTest, TheCheckCountsTheActorsSpawnedInPlay) {
+  sample_map_ = BuildSampleMap(10000, 21);
+  auto a = PlayedGame(2000, 21);
+  // (Each local player's own pawn is spawned too, and saved in its player's chunk.)
+  std::size_t spawned = 0;
+  a->scene.ForEachActor([&](Actor& x) { spawned += x.spawned ? 1 : 0; });
+  ASSERT_EQ(a->scene.players().size(), 1u);
+  ASSERT_TRUE(a->scene.players().front().pawn->spawned);
+  --spawned;
+  ASSERT_GT(spawned, 100u);
+  ASSERT_OK_AND_ASSIGN(const std::vector<world::WorldChunk> chunks, Capture(*a));
+  const record::CheckedPayload::Post in_turn = [](std::function<void()> task) { task(); };
+  for (const bool split : {false, true}) {
+    SCOPED_TRACE(split ? "split in two halves" : "on one thread");
+    ASSERT_OK_AND_ASSIGN(
+        std::shared_ptr<const world::LoadedGame> game,
+        world::LoadedGame::Check(chunks, *registry_, split ? in_turn : nullptr));
+    bool world_met = false;
+    for (const world::LoadedGame::Chunk& c : game->chunks()) {
+      if (c.id != world::kWorldChunk) {
+        EXPECT_EQ(c.spawned, 0u);
+        continue;
+      }
+      world_met = true;
+      if (split) {
+        EXPECT_GE(c.payload.bytes().size(), record::CheckedPayload::kSplitBytes);
+        EXPECT_GE(c.spawned, spawned);
+        EXPECT_LE(c.spawned, spawned + 1);
+      } else {
+        EXPECT_EQ(c.spawned, spawned);
+      }
+    }
+    EXPECT_TRUE(world_met);
+  }
+}
+
 TEST_F(SaveLoadTest, TenThousandActorsRoundTrip) {
   sample_map_ = BuildSampleMap(10000, 21);
   auto a = PlayedGame(2000, 21);

@@ -151,9 +151,12 @@ Result<std::shared_ptr<const LoadedGame>> LoadedGame::Check(
     sections.ids = kWorldSections;
     Status section_failure;  // what `check` returned when it failed
     std::vector<std::uint32_t> destroyed;  // the tombstones met
+    // The actors spawned in play met. (The two halves of a split check cover records far apart,
+    // so they seldom count at once.)
+    std::atomic<std::size_t> spawned{0};
     std::mutex mutex;  // `check` may run on two threads (a split check)
-    sections.check = [&where, &section_failure, &destroyed, &mutex](std::size_t i, std::size_t k,
-                                                                    ByteView body) {
+    sections.check = [&where, &section_failure, &destroyed, &spawned, &mutex](
+                         std::size_t i, std::size_t k, ByteView body) {
       Status s;
       switch (k) {
         case 0: {
@@ -164,6 +167,8 @@ Result<std::shared_ptr<const LoadedGame>> LoadedGame::Check(
           if (s.ok() && a.destroyed) {
             std::lock_guard lock(mutex);
             destroyed.push_back(static_cast<std::uint32_t>(i - 1));  // (`i` counts from 1)
+          } else if (s.ok() && a.spawned) {
+            spawned.fetch_add(1, std::memory_order_relaxed);
           }
           break;
         }
@@ -220,7 +225,8 @@ Result<std::shared_ptr<const LoadedGame>> LoadedGame::Check(
     std::sort(destroyed.begin(), destroyed.end());
     destroyed.erase(std::unique(destroyed.begin(), destroyed.end()), destroyed.end());
     if (c.id != kWorldChunk) destroyed.clear();
-    game->chunks_.push_back({c.id, std::move(c.key), std::move(*payload), std::move(destroyed)});
+    game->chunks_.push_back({c.id, std::move(c.key), std::move(*payload), std::move(destroyed),
+                             c.id == kWorldChunk ? spawned.load() : 0});
   }
   return std::shared_ptr<const LoadedGame>(std::move(game));
 }
@@ -1491,6 +1497,12 @@ class World::Applier {
       for (const LoadedGame::Chunk& c : game_->chunks()) records += c.payload.size();
       targets_.reserve(records);
       placements_.reserve(records);
+      // Actors are spawned again from the current map's world chunk only, and only those it
+      // holds spawned in play (the check counted them; those still there are found instead).
+      if (const LoadedGame::Chunk* w = game_->Find(kWorldChunk, map)) {
+        spawns_.reserve(w->spawned);
+        spawn_requests_.reserve(w->spawned);
+      }
       // An apply this large will likely offer the helper work once its finds are done. The
       // helper's thread has most likely been idle since the save was checked (a map opening in
       // between), and a thread idle that long can take milliseconds to wake (on a virtual
