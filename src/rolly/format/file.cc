@@ -223,6 +223,15 @@ Status CheckChunks(const std::vector<Chunk>& chunks) {
   return OkStatus();
 }
 
+// Compresses `data` into `frame` when compression is on and makes it smaller (false otherwise,
+// `frame` then unspecified).
+bool CompressSmaller(ByteView data, const WriteOptions& options,
+                     format_internal::ZstdFrameBlocks* frame) {
+  return options.compress && !data.empty() &&
+         format_internal::ZstdCompressBlocks(data, options.zstd_level, frame) &&
+         frame->size < data.size();
+}
+
 // Encodes `c`. `owned`: the same chunk when the caller owns it (EncodeChunks); a chunk that
 // compresses then lets go of its decoded bytes before the compressed ones are joined into one
 // buffer, so the decoded bytes, the compressed blocks and the joined copy are never all held.
@@ -239,9 +248,7 @@ EncodedChunk EncodeChunk(const Chunk& c, const WriteOptions& options, Chunk* own
     e.codec = static_cast<std::uint8_t>(Codec::kStored);
     e.stored = c.data();
     format_internal::ZstdFrameBlocks frame;
-    if (options.compress && !c.data().empty() &&
-        format_internal::ZstdCompressBlocks(c.data(), options.zstd_level, &frame) &&
-        frame.size < c.data().size()) {
+    if (CompressSmaller(c.data(), options, &frame)) {
       if (owned != nullptr) owned->TakeData();
       frame.JoinInto(&e.owned);
       e.codec = static_cast<std::uint8_t>(Codec::kZstd);
@@ -402,6 +409,22 @@ std::uint64_t EncodedChunks::stored_size() const {
     for (const EncodedChunk& e : rep_->encoded) n += e.stored.size();
   }
   return n;
+}
+
+Result<Chunk> CompressChunk(ChunkId id, std::string key, ByteView data,
+                            const WriteOptions& options, std::uint64_t flags) {
+  ROLLY_RETURN_IF_ERROR(CheckLevel(options));
+  // As EncodeChunk encodes a chunk's bytes; what the chunk keeps then is the frame only.
+  format_internal::ZstdFrameBlocks frame;
+  if (CompressSmaller(data, options, &frame)) {
+    Chunk chunk(id, std::move(key), Bytes(), flags);
+    Bytes stored;
+    frame.JoinInto(&stored);
+    ChunkAccess::SetCarried(chunk, static_cast<std::uint8_t>(Codec::kZstd), std::move(stored),
+                            data.size());
+    return chunk;
+  }
+  return Chunk(id, std::move(key), Bytes(data.begin(), data.end()), flags);
 }
 
 Result<EncodedChunks> EncodeChunks(std::vector<Chunk> chunks, const WriteOptions& options) {

@@ -75,7 +75,8 @@ struct Header {
 // writing the File back reproduces the file exactly; set_data() drops them, and the next Write
 // encodes the new bytes. A chunk in a codec this version lacks is carried: it has no decoded
 // bytes (is_decoded() is false) and is written back as stored. So is a chunk a reader asked to
-// be left encoded (ReadOptions::leave_encoded_from), which DecodeChunk decodes.
+// be left encoded (ReadOptions::leave_encoded_from), which DecodeChunk decodes, and one
+// CompressChunk made.
 class Chunk {
  public:
   Chunk(ChunkId id, std::string key, Bytes data, std::uint64_t flags = 0);
@@ -93,8 +94,8 @@ class Chunk {
 
   // False only for a chunk carried in a codec this version lacks, or left encoded by Read.
   bool is_decoded() const { return decoded_; }
-  // True for a chunk left encoded by Read (ReadOptions::leave_encoded_from): not decoded, in a
-  // codec this version has.
+  // True for a chunk left encoded by Read (ReadOptions::leave_encoded_from) or compressed by
+  // CompressChunk: not decoded, in a codec this version has.
   bool is_left_encoded() const;
   // The decoded bytes; empty when !is_decoded().
   const Bytes& data() const { return data_; }
@@ -194,6 +195,16 @@ class EncodedChunks {
   struct Rep;
   std::unique_ptr<Rep> rep_;
 };
+
+// A chunk of `data` encoded now, as Write would encode it, for a caller that keeps `data`: it is
+// read where it lies, not copied, when it compresses. When compression is on and makes it
+// smaller, the chunk holds the zstd frame only, left encoded (is_left_encoded, as a Read may
+// leave a chunk): Write and EncodeChunks write it as it is, and DecodeChunk decodes it.
+// Otherwise it holds a copy of `data`, which Write stores. A file of such chunks is the same
+// bytes as one of Chunk(id, key, data). InvalidInput for a zstd level out of range; the chunk's
+// other rules (its key) are checked when it is written, as any chunk's.
+Result<Chunk> CompressChunk(ChunkId id, std::string key, ByteView data,
+                            const WriteOptions& options = {}, std::uint64_t flags = 0);
 
 // Encodes `chunks` as Write would (taking them over), but leaves the chunks' checksums to the
 // layout: WriteEncoded computes them, LayOutEncodedPieces leaves them to SealFilePieces, which a

@@ -3,6 +3,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -74,6 +75,72 @@ TEST(FileEncodedTest, LaidOutPiecesSealedGiveTheBytesOfWrite) {
     for (const Bytes& p : pieces.pieces) sealed.insert(sealed.end(), p.begin(), p.end());
     EXPECT_EQ(sealed, whole);
   }
+}
+
+// CompressChunk encodes a chunk whose bytes its caller keeps: a file of such chunks is the bytes
+// of the same file made of the bytes, through Write and through the split write, and a chunk that
+// compressed is left encoded and decodes to the bytes.
+TEST(FileEncodedTest, CompressChunkGivesTheBytesOfWriteAndKeepsNoCopyWhenItCompresses) {
+  for (const bool compress : {true, false}) {
+    SCOPED_TRACE(compress ? "compressed" : "stored");
+    WriteOptions options;
+    options.compress = compress;
+    const File plain = SampleFile();
+    File made;
+    made.header = plain.header;
+    for (const Chunk& c : plain.chunks) {
+      ASSERT_OK_AND_ASSIGN(Chunk chunk, CompressChunk(c.id(), c.key(), c.data(), options));
+      made.chunks.push_back(std::move(chunk));
+    }
+    ASSERT_OK_AND_ASSIGN(const Bytes whole, Write(plain, options));
+    ASSERT_OK_AND_ASSIGN(const Bytes written, Write(made, options));
+    EXPECT_EQ(written, whole);
+    ASSERT_OK_AND_ASSIGN(const EncodedChunks encoded, EncodeChunks(made.chunks, options));
+    ASSERT_OK_AND_ASSIGN(const Bytes split, WriteEncoded(made.format_version,
+                                                         made.min_reader_version, made.header,
+                                                         encoded));
+    EXPECT_EQ(split, whole);
+
+    // The compressible chunk holds the frame only; the others (incompressible, empty) a copy.
+    const Chunk& compressible = made.chunks[0];
+    EXPECT_EQ(compressible.is_left_encoded(), compress);
+    EXPECT_EQ(compressible.decoded_size(), plain.chunks[0].data().size());
+    if (compress) {
+      EXPECT_TRUE(compressible.data().empty());
+      EXPECT_LT(compressible.stored().size(), plain.chunks[0].data().size() / 2);
+      Bytes decoded(compressible.decoded_size());
+      ASSERT_OK(DecodeChunk(compressible, decoded, [](std::size_t) {}));
+      EXPECT_EQ(decoded, plain.chunks[0].data());
+    } else {
+      EXPECT_EQ(compressible.data(), plain.chunks[0].data());
+    }
+    for (std::size_t i = 1; i < made.chunks.size(); ++i) {
+      EXPECT_TRUE(made.chunks[i].is_decoded());
+      EXPECT_EQ(made.chunks[i].data(), plain.chunks[i].data());
+      EXPECT_FALSE(made.chunks[i].has_stored());
+    }
+  }
+}
+
+// The levels CompressChunk takes are Write's: zstd's range, bounds included.
+TEST(FileEncodedTest, CompressChunkRefusesAZstdLevelWriteRefuses) {
+  const Bytes data = Compressible(5000, 3);
+  for (const int level : {ZSTD_minCLevel(), ZSTD_maxCLevel()}) {
+    ASSERT_OK_AND_ASSIGN(const Chunk chunk,
+                         CompressChunk(kTestChunk, "k", data, {.compress = true,
+                                                               .zstd_level = level}));
+    // (At the fastest level these bytes do not come out smaller, and are stored.)
+    EXPECT_EQ(chunk.decoded_size(), data.size()) << level;
+  }
+  for (const int level : {ZSTD_minCLevel() - 1, ZSTD_maxCLevel() + 1}) {
+    EXPECT_THAT(CompressChunk(kTestChunk, "k", data, {.compress = true, .zstd_level = level}),
+                StatusIs(StatusCode::kInvalidInput, HasSubstr("zstd level")));
+  }
+  // Without compression the level is not used.
+  ASSERT_OK_AND_ASSIGN(const Chunk stored,
+                       CompressChunk(kTestChunk, "k", data, {.compress = false,
+                                                             .zstd_level = 1000}));
+  EXPECT_EQ(stored.data(), data);
 }
 
 TEST(FileEncodedTest, EncodedChunksTakeAnyHeaderLater) {
