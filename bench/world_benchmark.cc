@@ -28,10 +28,11 @@
 //            with only the map's placed actors to reserve room for (docs/world.md, "Threads").
 //   encode   one thread: CapturedWorld::Make of a capture detached untimed (joining the records
 //            and keeping those of the held save whose objects are not there now, looked up as
-//            Save looks them up), the chunks copied into format::Chunks (as Save does: it keeps
-//            its own for the held save), format::EncodeChunks at the store's default options
-//            (zstd level 3), then format::WriteEncodedPieces (header, directory, checksums): what
-//            Save and the store do on a worker before writing.
+//            Save looks them up), each chunk compressed from the bytes made (format::CompressChunk
+//            at the store's default options, zstd level 3, as Save does: it keeps those bytes for
+//            the held save), format::EncodeChunks (which takes them as they are), then
+//            format::WriteEncodedPieces (header, directory, checksums): what Save and the store do
+//            on a worker before writing.
 //   write    the same pieces made durable by hand: open(tmp), write each piece, fsync, close,
 //            rename over the target, open the folder, fsync it, close; alternating between two
 //            targets as the store alternates its two copies.
@@ -632,14 +633,16 @@ rolly::record::CheckedPayload::Post Helper() {
   return [](std::function<void()> task) { env->workers->Post(std::move(task)); };
 }
 
+format::ChunkId FileChunkId(const world::WorldChunk& c) {
+  auto id = format::ChunkId::FromBytes(reinterpret_cast<const std::uint8_t*>(c.id.data()));
+  if (!id) Die("a chunk ID does not convert");
+  return *id;
+}
+
 std::vector<format::Chunk> ToFileChunks(const std::vector<world::WorldChunk>& chunks) {
   std::vector<format::Chunk> out;
   out.reserve(chunks.size());
-  for (const world::WorldChunk& c : chunks) {
-    auto id = format::ChunkId::FromBytes(reinterpret_cast<const std::uint8_t*>(c.id.data()));
-    if (!id) Die("a chunk ID does not convert");
-    out.emplace_back(*id, c.key, c.payload);
-  }
+  for (const world::WorldChunk& c : chunks) out.emplace_back(FileChunkId(c), c.key, c.payload);
   return out;
 }
 
@@ -751,13 +754,21 @@ Result<world::CapturedWorld> CaptureStage(double* seconds) {
   return detached;
 }
 
-// The encode stage: Make, the chunks copied into format::Chunks, EncodeChunks, then the layout
-// (WriteEncodedPieces). Sets `seconds` to its time; the chunks made are freed after it.
+// The encode stage: Make, each chunk compressed from the bytes made (CompressChunk), EncodeChunks,
+// then the layout (WriteEncodedPieces). Sets `seconds` to its time; the chunks made are freed
+// after it.
 Result<format::FilePieces> EncodeStage(world::CapturedWorld captured, double* seconds) {
   const Clock::time_point start = Clock::now();
   Result<std::vector<world::WorldChunk>> made = captured.Make();
   if (!made.ok()) return made.status();
-  Result<format::EncodedChunks> encoded = format::EncodeChunks(ToFileChunks(*made));
+  std::vector<format::Chunk> compressed;
+  compressed.reserve(made->size());
+  for (const world::WorldChunk& c : *made) {
+    Result<format::Chunk> chunk = format::CompressChunk(FileChunkId(c), c.key, c.payload);
+    if (!chunk.ok()) return chunk.status();
+    compressed.push_back(std::move(chunk).value());
+  }
+  Result<format::EncodedChunks> encoded = format::EncodeChunks(std::move(compressed));
   if (!encoded.ok()) return encoded.status();
   Result<format::FilePieces> pieces = format::WriteEncodedPieces(
       format::kFormatVersion, format::kMinReaderVersion, BenchHeader(), std::move(encoded).value());

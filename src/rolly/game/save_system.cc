@@ -158,12 +158,13 @@ void SaveSystem::Save(std::string_view slot, const SaveOptions& options, SaveCal
   header.save_time_us = NowMicros();
   header.record_version = record::kRecordFormatVersion;
   header.library_version = kLibraryVersion;
-  // The chunks are made on the store's worker, which keeps a copy of them for the held save once
-  // the write succeeded: joining the records, keeping those of absent objects and copying them
-  // are not the game thread's work.
+  // The chunks are made on the store's worker, and kept for the held save once the write
+  // succeeded: joining the records, keeping those of absent objects and compressing them are not
+  // the game thread's work. Each is compressed there from the bytes kept (CompressChunk reads
+  // them in place), so the file holds the compressed bytes only, not a second copy of the records.
   auto made = std::make_shared<world::CapturedWorld>(*std::move(detached));
   auto saved = std::make_shared<std::vector<world::WorldChunk>>();
-  auto make = [made, saved, header = std::move(header),
+  auto make = [made, saved, header = std::move(header), write = store_.options().write,
                makers = makers_]() -> Result<format::File> {
     {
       std::lock_guard lock(makers->mutex);
@@ -188,7 +189,9 @@ void SaveSystem::Save(std::string_view slot, const SaveOptions& options, SaveCal
     file.header = header;
     for (world::WorldChunk& c : chunks) {
       auto id = format::ChunkId::FromBytes(reinterpret_cast<const std::uint8_t*>(c.id.data()));
-      file.chunks.emplace_back(*id, c.key, c.payload);
+      ROLLY_ASSIGN_OR_RETURN(format::Chunk chunk,
+                             format::CompressChunk(*id, c.key, c.payload, write));
+      file.chunks.push_back(std::move(chunk));
       saved->push_back(std::move(c));
     }
     return file;
