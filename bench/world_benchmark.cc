@@ -37,7 +37,7 @@
 //            rename over the target, open the folder, fsync it, close; alternating between two
 //            targets as the store alternates its two copies.
 //   whole    SaveSystem::Save + the mailbox drained, timed from the call until its callback runs
-//            (FolderBackend in a temporary folder, Store at its defaults): capture, copy, encode
+//            (FolderBackend in a temporary folder, Store at its defaults): capture, make and encode
 //            on a worker, the slot's turn, layout, write. What the same mailbox step does after
 //            the callback (destroying the closure that holds the capture; running the held-save
 //            swap if its check arrived meanwhile) is printed, not counted. The store's index
@@ -1166,8 +1166,8 @@ void PrintSummary(const CapturingReporter& rep) {
               "    (the first warm-up save's, one cold run: room reserved for the map's placed\n"
               "     actors only)\n",
               env->first_capture * 1e3, Cell(ns_per_actor(env->first_capture)).c_str());
-  std::printf("  encode (make, copy, zstd, layout)%s  %7s ns/actor\n", timing("Save/Encode").c_str(),
-              Cell(ns_per_actor(encode)).c_str());
+  std::printf("  encode (make, zstd, layout)      %s  %7s ns/actor\n",
+              timing("Save/Encode").c_str(), Cell(ns_per_actor(encode)).c_str());
   std::printf("  durable write (2 copies, by hand)%s  %7s ns/actor\n", timing("Save/Write").c_str(),
               Cell(ns_per_actor(write)).c_str());
   std::printf("  sum of stages                    %9.2f ms\n", sum * 1e3);
@@ -1212,7 +1212,7 @@ void PrintSummary(const CapturingReporter& rep) {
   }
   std::printf(
       "    the fastest whole save by its own clocks: capture %.2f ms, then until its callback\n"
-      "    (make, copy, encode on a worker, slot turn, write) %.2f ms, then until the mailbox\n"
+      "    (make and encode on a worker, slot turn, write) %.2f ms, then until the mailbox\n"
       "    step ends (not in the whole save's time: the closure holding the capture destroyed,\n"
       "    and the held-save swap when its check arrived meanwhile) %.2f ms; %zu records\n",
       env->best_save_capture * 1e3, env->best_save_to_callback * 1e3, env->best_save_after * 1e3,
@@ -1282,7 +1282,7 @@ void PrintSummary(const CapturingReporter& rep) {
   std::printf("\nPeak extra heap (operator new, all threads; over the bytes live before)\n");
   std::printf("  capture alone (BeginCapture .. Finish)       %6.1f MB\n",
               static_cast<double>(env->capture_extra) / kMB);
-  std::printf("  save until its callback (capture, copy, encode, write) %6.1f MB\n",
+  std::printf("  save until its callback (capture, make, encode, write) %6.1f MB\n",
               static_cast<double>(env->save_to_callback_extra) / kMB);
   std::printf("  save (Save -> callback, index, held check)  %7.1f MB  target <= 30   %s\n",
               save_mb, Mark(save_mb > 0 ? save_mb : 1e-9, 30, false));
