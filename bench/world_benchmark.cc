@@ -99,8 +99,8 @@
 // Defaults (--benchmark_repetitions=5, --benchmark_enable_random_interleaving=true; each benchmark
 // runs a fixed few iterations, each a whole save or load; command-line flags override) keep a run
 // near a minute on a 2-core machine, a third of it the untimed setup. Times are wall times
-// (workers, the backend's thread and fsync); the summary takes the best repetition of each. Temporary folders live under
-// $TMPDIR/rolly-world-bench-<pid> and are removed at exit.
+// (workers, the backend's thread and fsync); the summary takes the best repetition of each.
+// Temporary folders live under $TMPDIR/rolly-world-bench-<pid> and are removed at exit.
 //
 // Thread rules: the benchmark thread is the game thread (it builds the scenes, asks, and drains
 // the mailbox); the store's work runs on a pool of two workers and the backend's I/O thread.
