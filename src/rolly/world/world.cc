@@ -152,7 +152,8 @@ Result<std::shared_ptr<const LoadedGame>> LoadedGame::Check(
     Status section_failure;  // what `check` returned when it failed
     std::vector<std::uint32_t> destroyed;  // the tombstones met
     // The actors spawned in play met. (The two halves of a split check cover records far apart,
-    // so they seldom count at once.)
+    // so they seldom count at once.) A check given up half way and run again in order counts
+    // again: the count is cut to the records below.
     std::atomic<std::size_t> spawned{0};
     std::mutex mutex;  // `check` may run on two threads (a split check)
     sections.check = [&where, &section_failure, &destroyed, &spawned, &mutex](
@@ -225,8 +226,10 @@ Result<std::shared_ptr<const LoadedGame>> LoadedGame::Check(
     std::sort(destroyed.begin(), destroyed.end());
     destroyed.erase(std::unique(destroyed.begin(), destroyed.end()), destroyed.end());
     if (c.id != kWorldChunk) destroyed.clear();
+    const std::size_t spawned_at_most =
+        c.id == kWorldChunk ? std::min(spawned.load(), payload->size()) : 0;
     game->chunks_.push_back({c.id, std::move(c.key), std::move(*payload), std::move(destroyed),
-                             c.id == kWorldChunk ? spawned.load() : 0});
+                             spawned_at_most});
   }
   return std::shared_ptr<const LoadedGame>(std::move(game));
 }

@@ -168,9 +168,10 @@ class LoadedGame {
     // order. (Empty in a chunk made otherwise: nothing relies on it but a map opened for a load,
     // which leaves those actors out when the host can.)
     std::vector<std::uint32_t> destroyed;
-    // Of a WRLD chunk Check made: how many of its actor records are of actors spawned in play and
-    // not destroyed, at most (a record the two halves of a split check both met counts twice).
-    // An apply reserves its list of actors to spawn again by it. (0 in a chunk made otherwise.)
+    // Of a WRLD chunk Check made: how many of its actor records are of actors spawned in play (and
+    // not destroyed), at most, and never more than its records (a check that gave up splitting,
+    // a half having failed, and checked the records again in order may count some twice). An
+    // apply reserves its list of actors to spawn again by it. (0 in a chunk made otherwise.)
     std::size_t spawned = 0;
   };
   const std::vector<Chunk>& chunks() const { return chunks_; }
