@@ -424,7 +424,11 @@ Result<Chunk> CompressChunk(ChunkId id, std::string key, ByteView data,
                             data.size());
     return chunk;
   }
-  return Chunk(id, std::move(key), Bytes(data.begin(), data.end()), flags);
+  // Marked stored, as a Read keeping its stored bytes marks a stored chunk: written as it is, not
+  // compressed again to no gain.
+  Chunk chunk(id, std::move(key), Bytes(data.begin(), data.end()), flags);
+  ChunkAccess::SetStored(chunk, static_cast<std::uint8_t>(Codec::kStored), Bytes());
+  return chunk;
 }
 
 Result<EncodedChunks> EncodeChunks(std::vector<Chunk> chunks, const WriteOptions& options) {

@@ -92,7 +92,8 @@ class Chunk {
   std::uint64_t flags() const { return flags_; }
   bool must_understand() const { return (flags_ & kChunkMustUnderstand) != 0; }
 
-  // False only for a chunk carried in a codec this version lacks, or left encoded by Read.
+  // False only for a chunk carried in a codec this version lacks, left encoded by Read, or
+  // compressed by CompressChunk.
   bool is_decoded() const { return decoded_; }
   // True for a chunk left encoded by Read (ReadOptions::leave_encoded_from) or compressed by
   // CompressChunk: not decoded, in a codec this version has.
@@ -160,8 +161,9 @@ struct WriteOptions {
   int zstd_level = 3;
 };
 
-// Encodes `file`. A chunk that keeps its as-read encoding is written as read; any other is
-// compressed at the chosen level when that makes it smaller, and stored otherwise.
+// Encodes `file`. A chunk that keeps its as-read encoding (or the one CompressChunk gave it) is
+// written as it is; any other is compressed at the chosen level when that makes it smaller, and
+// stored otherwise.
 // Returns the bytes, or InvalidInput when the file breaks a rule of docs/format.md (a bound, a
 // string that is not UTF-8 or holds NUL, a duplicate chunk, a carried field with a known ID, an
 // unsorted list, a level out of range, min_reader_version above this version).
@@ -196,13 +198,16 @@ class EncodedChunks {
   std::unique_ptr<Rep> rep_;
 };
 
-// A chunk of `data` encoded now, as Write would encode it, for a caller that keeps `data`: it is
-// read where it lies, not copied, when it compresses. When compression is on and makes it
-// smaller, the chunk holds the zstd frame only, left encoded (is_left_encoded, as a Read may
-// leave a chunk): Write and EncodeChunks write it as it is, and DecodeChunk decodes it.
-// Otherwise it holds a copy of `data`, which Write stores. A file of such chunks is the same
-// bytes as one of Chunk(id, key, data). InvalidInput for a zstd level out of range; the chunk's
-// other rules (its key) are checked when it is written, as any chunk's.
+// A chunk of `data` encoded now, as Write would encode it with `options`, for a caller that keeps
+// its own `data` (a save keeps its records as the held save): `data` is read where it lies and
+// need not outlive the call, and the chunk holds no copy of it when it compresses. When
+// compression is on and makes it smaller, the chunk holds the zstd frame only, left encoded
+// (is_left_encoded, as a Read may leave a chunk), which DecodeChunk decodes; otherwise it holds a
+// copy of `data`, marked stored. Either way it keeps that encoding: Write and EncodeChunks write
+// it as it is, whatever their options, and a file of such chunks written with the same `options`
+// is the same bytes as one of Chunk(id, key, data, flags). InvalidInput for a zstd level out of
+// range when compression is on; the chunk's other rules (its key, its decoded size among the
+// file's, no two alike) are checked when it is written, as any chunk's.
 Result<Chunk> CompressChunk(ChunkId id, std::string key, ByteView data,
                             const WriteOptions& options = {}, std::uint64_t flags = 0);
 

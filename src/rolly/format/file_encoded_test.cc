@@ -85,11 +85,15 @@ TEST(FileEncodedTest, CompressChunkGivesTheBytesOfWriteAndKeepsNoCopyWhenItCompr
     SCOPED_TRACE(compress ? "compressed" : "stored");
     WriteOptions options;
     options.compress = compress;
-    const File plain = SampleFile();
+    File plain = SampleFile();
+    // (Its flags go with the chunk CompressChunk makes, compressed or not.)
+    const Chunk& first = plain.chunks[0];
+    plain.chunks[0] = Chunk(first.id(), first.key(), first.data(), kChunkMustUnderstand);
     File made;
     made.header = plain.header;
     for (const Chunk& c : plain.chunks) {
-      ASSERT_OK_AND_ASSIGN(Chunk chunk, CompressChunk(c.id(), c.key(), c.data(), options));
+      ASSERT_OK_AND_ASSIGN(Chunk chunk,
+                           CompressChunk(c.id(), c.key(), c.data(), options, c.flags()));
       made.chunks.push_back(std::move(chunk));
     }
     ASSERT_OK_AND_ASSIGN(const Bytes whole, Write(plain, options));
@@ -101,7 +105,14 @@ TEST(FileEncodedTest, CompressChunkGivesTheBytesOfWriteAndKeepsNoCopyWhenItCompr
                                                          encoded));
     EXPECT_EQ(split, whole);
 
-    // The compressible chunk holds the frame only; the others (incompressible, empty) a copy.
+    // Written with the other options, each chunk keeps the encoding it was made with.
+    WriteOptions other = options;
+    other.compress = !compress;
+    ASSERT_OK_AND_ASSIGN(const Bytes written_other, Write(made, other));
+    EXPECT_EQ(written_other, whole);
+
+    // The compressible chunk holds the frame only; the others (incompressible, empty) a copy,
+    // marked stored.
     const Chunk& compressible = made.chunks[0];
     EXPECT_EQ(compressible.is_left_encoded(), compress);
     EXPECT_EQ(compressible.decoded_size(), plain.chunks[0].data().size());
@@ -113,11 +124,15 @@ TEST(FileEncodedTest, CompressChunkGivesTheBytesOfWriteAndKeepsNoCopyWhenItCompr
       EXPECT_EQ(decoded, plain.chunks[0].data());
     } else {
       EXPECT_EQ(compressible.data(), plain.chunks[0].data());
+      EXPECT_EQ(compressible.stored_codec(), static_cast<std::uint8_t>(Codec::kStored));
     }
-    for (std::size_t i = 1; i < made.chunks.size(); ++i) {
+    for (std::size_t i = 0; i < made.chunks.size(); ++i) {
+      EXPECT_EQ(made.chunks[i].flags(), plain.chunks[i].flags());
+      if (i == 0) continue;
       EXPECT_TRUE(made.chunks[i].is_decoded());
       EXPECT_EQ(made.chunks[i].data(), plain.chunks[i].data());
-      EXPECT_FALSE(made.chunks[i].has_stored());
+      EXPECT_TRUE(made.chunks[i].has_stored());
+      EXPECT_EQ(made.chunks[i].stored_codec(), static_cast<std::uint8_t>(Codec::kStored));
     }
   }
 }
@@ -129,8 +144,10 @@ TEST(FileEncodedTest, CompressChunkRefusesAZstdLevelWriteRefuses) {
     ASSERT_OK_AND_ASSIGN(const Chunk chunk,
                          CompressChunk(kTestChunk, "k", data, {.compress = true,
                                                                .zstd_level = level}));
-    // (At the fastest level these bytes do not come out smaller, and are stored.)
     EXPECT_EQ(chunk.decoded_size(), data.size()) << level;
+    if (level == ZSTD_maxCLevel()) {
+      EXPECT_TRUE(chunk.is_left_encoded());
+    }
   }
   for (const int level : {ZSTD_minCLevel() - 1, ZSTD_maxCLevel() + 1}) {
     EXPECT_THAT(CompressChunk(kTestChunk, "k", data, {.compress = true, .zstd_level = level}),
