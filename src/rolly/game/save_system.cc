@@ -160,8 +160,9 @@ void SaveSystem::Save(std::string_view slot, const SaveOptions& options, SaveCal
   header.library_version = kLibraryVersion;
   // The chunks are made on the store's worker, and kept for the held save once the write
   // succeeded: joining the records, keeping those of absent objects and compressing them are not
-  // the game thread's work. Each is compressed there from the bytes kept (CompressChunk reads
-  // them in place), so the file holds the compressed bytes only, not a second copy of the records.
+  // the game thread's work. Each is encoded there from the bytes kept (CompressChunk reads them in
+  // place, at the store's write options), so a chunk that compresses holds its compressed bytes
+  // only, not a second copy of the records.
   auto made = std::make_shared<world::CapturedWorld>(*std::move(detached));
   auto saved = std::make_shared<std::vector<world::WorldChunk>>();
   auto make = [made, saved, header = std::move(header), write = store_.options().write,
