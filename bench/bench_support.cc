@@ -3,15 +3,19 @@
 #include "bench_support.h"
 
 #if defined(__GLIBC__)
+#include <fcntl.h>
 #include <malloc.h>
 #include <unistd.h>
 #endif
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <string>
+#include <vector>
 
 namespace rolly::bench {
 
@@ -78,6 +82,36 @@ std::string Cell(double value, const char* format) {
 const char* Mark(double value, double target, bool at_least) {
   if (value <= 0) return "";
   return (at_least ? value >= target : value <= target) ? "PASS" : "MISS";
+}
+
+namespace {
+
+bool WriteAll(int fd, const std::vector<std::uint8_t>& bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool WriteDurablyByHand(const std::string& dir, const std::string& target,
+                        std::span<const std::vector<std::uint8_t>> pieces) {
+  const std::string temp = target + ".tmp";
+  const int fd = ::open(temp.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+  bool ok = fd >= 0;
+  for (const std::vector<std::uint8_t>& piece : pieces) ok = ok && WriteAll(fd, piece);
+  ok = ok && ::fsync(fd) == 0;
+  if (fd >= 0) ok = ::close(fd) == 0 && ok;
+  ok = ok && ::rename(temp.c_str(), target.c_str()) == 0;
+  const int dfd = ok ? ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+  ok = ok && dfd >= 0 && ::fsync(dfd) == 0;
+  if (dfd >= 0) ok = ::close(dfd) == 0 && ok;
+  return ok;
 }
 
 void TuneAllocator() {

@@ -1,5 +1,6 @@
 // What the benchmarks share: a Google Benchmark reporter that keeps every result for the summary
-// a benchmark prints after its run, and the allocator settings that make page faults repeatable.
+// a benchmark prints after its run, the allocator settings that make page faults repeatable, and
+// the durable write by hand that saves are held against.
 //
 // Thread rules: the reporter is called by Google Benchmark on the main thread only.
 
@@ -10,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -78,6 +80,12 @@ std::string Cell(double value, const char* format);
 // "PASS" or "MISS" for a measured `value` against `target` (at least it, or at most it); empty
 // when it was not measured.
 const char* Mark(double value, double target, bool at_least);
+
+// Makes `pieces`, one after another, durable by hand as the file `target` of the folder `dir`, as a
+// careful writer does: open a temporary file beside it, write every piece, fsync, close, rename it
+// over `target`, then open the folder, fsync it and close it. False when any step failed.
+bool WriteDurablyByHand(const std::string& dir, const std::string& target,
+                        std::span<const std::vector<std::uint8_t>> pieces);
 
 // Keeps glibc from returning large blocks to the system between iterations, so whether an
 // iteration pays page faults does not depend on what happened to sit at the top of the heap.

@@ -272,28 +272,9 @@ void BM_StoreSave(benchmark::State& state, std::size_t s, Variant v, bool until_
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * kSaveSizes[s].bytes));
 }
 
-bool WriteAll(int fd, const Bytes& bytes) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 // The peer's save: `bytes` made durable by hand in `target` of folder `dir`.
 bool PeerSaveOnce(const std::string& dir, const std::string& target, const Bytes& bytes) {
-  const std::string temp = target + ".tmp";
-  const int fd = ::open(temp.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-  bool ok = fd >= 0 && WriteAll(fd, bytes) && ::fsync(fd) == 0;
-  if (fd >= 0) ok = ::close(fd) == 0 && ok;
-  ok = ok && ::rename(temp.c_str(), target.c_str()) == 0;
-  const int dfd = ok ? ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-  ok = ok && dfd >= 0 && ::fsync(dfd) == 0;
-  if (dfd >= 0) ok = ::close(dfd) == 0 && ok;
-  return ok;
+  return rolly::bench::WriteDurablyByHand(dir, target, std::span(&bytes, 1));
 }
 
 // The peer: the same bytes, made durable by hand, alternating between two files.

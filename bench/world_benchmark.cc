@@ -107,14 +107,12 @@
 // the mailbox); the store's work runs on a pool of two workers and the backend's I/O thread.
 
 #include <benchmark/benchmark.h>
-#include <fcntl.h>
 #include <malloc.h>
 #include <unistd.h>
 #include <zstd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -777,17 +775,6 @@ Result<format::FilePieces> EncodeStage(world::CapturedWorld captured, double* se
   return pieces;
 }
 
-bool WriteAll(int fd, const Bytes& bytes) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 // Where the durable write by hand writes: a folder of its own with two targets, taken in turn as
 // the store takes a slot's two copies.
 class HandWrite {
@@ -795,21 +782,10 @@ class HandWrite {
   explicit HandWrite(const char* folder) : dir_((env->root / folder).string()) {
     std::filesystem::create_directories(dir_);
   }
-  // The write stage: open(tmp), write each piece, fsync, close, rename over the target, open the
-  // folder, fsync it, close. False when any step failed.
+  // The write stage (rolly::bench::WriteDurablyByHand). False when any step failed.
   bool Write(const std::vector<Bytes>& pieces) {
     const std::string target = dir_ + (turn_++ % 2 == 0 ? "/save.a" : "/save.b");
-    const std::string temp = target + ".tmp";
-    const int fd = ::open(temp.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-    bool ok = fd >= 0;
-    for (const Bytes& piece : pieces) ok = ok && WriteAll(fd, piece);
-    ok = ok && ::fsync(fd) == 0;
-    if (fd >= 0) ok = ::close(fd) == 0 && ok;
-    ok = ok && ::rename(temp.c_str(), target.c_str()) == 0;
-    const int dfd = ok ? ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-    ok = ok && dfd >= 0 && ::fsync(dfd) == 0;
-    if (dfd >= 0) ok = ::close(dfd) == 0 && ok;
-    return ok;
+    return rolly::bench::WriteDurablyByHand(dir_, target, pieces);
   }
 
  private:
