@@ -2,10 +2,10 @@
 
 #include "bench_support.h"
 
-#if defined(__GLIBC__)
 #include <fcntl.h>
-#include <malloc.h>
 #include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
 #endif
 
 #include <algorithm>
