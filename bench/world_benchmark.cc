@@ -73,8 +73,10 @@
 // come out negative. For information too: format::Verify and format::Read of the file, the check
 // of every record of one capture on one thread (LoadedGame::Check with no helper: the check's
 // cost per record apart from decompression and threads), the last load's own read/apply split,
-// and how far apart in memory the actors of the loaded world (after the last load) and of the
-// played world lie, in the scene's order. And a load keeping the map in a game that ticks the save
+// the page faults the process took while each timed load read and checked (getrusage's minor
+// faults: pages the system handed out afresh, each about 10 us here), and how far apart in
+// memory the actors of the loaded world (after the last load) and of the played world lie, in
+// the scene's order. And a load keeping the map in a game that ticks the save
 // system once a frame at 60 Hz, sleeping between frames (Load/KeepMapTicking60Hz): from Load to
 // its callback, the fastest and the most frames. The loads above run each step on the game thread
 // as it arrives; a game runs them at its next frame, so each step a load waits for there costs it
@@ -108,6 +110,7 @@
 
 #include <benchmark/benchmark.h>
 #include <malloc.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -339,6 +342,8 @@ struct Env {
   // The fastest of each of the load's two parts, over every run (each may come from another run).
   double best_read = 0;
   double best_apply = 0;
+  // The process's minor page faults while each timed load read and checked (FaultWatch).
+  std::vector<long> read_faults;
   // Loads keeping the map in a game that ticks once a frame at 60 Hz: the fastest, from Load to
   // the callback (seconds), and the most frames any took.
   double best_ticking = 0;
@@ -581,6 +586,26 @@ struct LoadWatch : game::SaveEvents {
   void OnLoadProgress(std::string_view, game::LoadStage stage) override {
     if (stage == game::LoadStage::kOpeningMap) {
       peak_before_map = heap_peak.load(std::memory_order_relaxed);
+    }
+  }
+};
+
+// The process's minor page faults so far: each a page the system handed out afresh.
+long MinorFaults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+// Counts the page faults of a load from its start until it has read and checked (the stage after
+// is the map's): on this machine each costs about 10 us, and a load whose buffers come fresh from
+// the system takes thousands.
+struct FaultWatch : game::SaveEvents {
+  long at_start = 0;
+  void OnLoadStarted(std::string_view) override { at_start = MinorFaults(); }
+  void OnLoadProgress(std::string_view, game::LoadStage stage) override {
+    if (stage == game::LoadStage::kLoadingAssets) {
+      env->read_faults.push_back(MinorFaults() - at_start);
     }
   }
 };
@@ -933,6 +958,8 @@ void BM_ByStagesAndWhole(benchmark::State& state) {
 }
 
 void BM_Load(benchmark::State& state) {
+  FaultWatch faults;
+  env->loads->SetEvents(&faults);
   for (auto _ : state) {
     bool called = false, ok = false;
     env->loads->Load(kSlot, {}, [&](Result<game::LoadOutcome> r) {
@@ -957,6 +984,7 @@ void BM_Load(benchmark::State& state) {
       break;
     }
   }
+  env->loads->SetEvents(nullptr);
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * env->actors));
   env->loaded_spread = SpreadOf(*env->loaded);
 }
@@ -1239,6 +1267,13 @@ void PrintSummary(const CapturingReporter& rep) {
       env->load_outcome.report.applied, env->load_outcome.report.spawned,
       env->load_outcome.report.removed, env->load_outcome.report.kept,
       env->load_outcome.report.class_mismatches);
+  if (!env->read_faults.empty()) {
+    std::vector<long> faults = env->read_faults;
+    std::sort(faults.begin(), faults.end());
+    std::printf("    for information: page faults while reading and checking, median %ld, most %ld"
+                "\n    (over the %zu runs; a fault is a page the system handed out afresh)\n",
+                faults[(faults.size() - 1) / 2], faults.back(), faults.size());
+  }
   std::printf(
       "    for information: a load keeping the map, the game ticking at 60 Hz %s\n"
       "    (fastest %.2f ms, at most %d frames from Load to its callback: the read, the check\n"
