@@ -5,13 +5,8 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
-#include <new>
 #include <string>
 #include <utility>
-
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
 
 #include "rolly/core/utf8.h"
 #include "rolly/record/internal/check_program.h"
@@ -1108,7 +1103,7 @@ Result<CheckedPayload> CheckedPayload::CheckWhileFilled(std::uint64_t size, cons
   }
   // Not zeroed first (about a millisecond for a chunk of 12 MB, before the fill could start):
   // the fill writes every byte, and nothing reads one before it has arrived.
-  Filled buffer = MakeFilled(static_cast<std::size_t>(size));
+  std::unique_ptr<std::uint8_t[]> buffer(new std::uint8_t[static_cast<std::size_t>(size)]);
   const std::span<std::uint8_t> bytes(buffer.get(), static_cast<std::size_t>(size));
   Arrival arrival;
   FollowerShare share;
@@ -1230,33 +1225,6 @@ Result<CheckedPayload> CheckedPayload::CheckWhileFilled(std::uint64_t size, cons
   }
   // (A copy: the check in order keeps a Bytes. Only for a payload refused, or a share lost.)
   return Check(Bytes(bytes.begin(), bytes.end()), budget, sections);
-}
-
-// A buffer of a huge page or more is aligned to one, and the kernel is told it may back it with
-// huge pages (on Linux, with transparent huge pages in "madvise" or "always" mode). A load's world
-// chunk (12 MB for 100,000 actors) is filled by a worker whose heap must grow for it when the
-// World still holds the records of the load before: in small pages, each of some 2,900 pages then
-// faults on its first write, 30 ms or more on the virtual machine world_benchmark runs on. In
-// huge pages, a handful, and the tail past the last whole huge page in small ones (the heap's
-// memory beyond the buffer is not ours to advise). Declined, the pages stay small.
-CheckedPayload::Filled CheckedPayload::MakeFilled(std::size_t size) {
-  using record_internal::FilledDelete;
-  if (size < FilledDelete::kHugePage) return Filled(new std::uint8_t[size]);
-  Filled filled(
-      static_cast<std::uint8_t*>(::operator new[](size, std::align_val_t{FilledDelete::kHugePage})),
-      FilledDelete{true});
-#ifdef MADV_HUGEPAGE
-  madvise(filled.get(), size, MADV_HUGEPAGE);  // a hint: refused, nothing changes
-#endif
-  return filled;
-}
-
-void record_internal::FilledDelete::operator()(std::uint8_t* p) const {
-  if (huge) {
-    ::operator delete[](p, std::align_val_t{kHugePage});
-  } else {
-    delete[] p;
-  }
 }
 
 bool CheckedPayload::Find(std::size_t i, SectionId id, ByteView* out) const {

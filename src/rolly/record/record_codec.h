@@ -127,15 +127,6 @@ Result<Payload> DecodePayload(ByteView bytes, FileBudget* budget = nullptr);
 // The bytes of one record (the kind byte first), as they sit in a payload.
 Result<Bytes> EncodeRecord(const Record& record);
 
-namespace record_internal {
-// Frees a buffer CheckedPayload::MakeFilled made, as it was made.
-struct FilledDelete {
-  static constexpr std::size_t kHugePage = std::size_t{2} << 20;
-  bool huge = false;  // aligned to kHugePage
-  void operator()(std::uint8_t* p) const;
-};
-}  // namespace record_internal
-
 // A payload checked whole, as DecodePayload checks it, and kept as its bytes with where each
 // record lies: what a loaded or held save keeps in memory. A record's sections are read in place
 // (Find), and the record is decoded again only when asked for (Get). It costs the bytes and 40
@@ -194,11 +185,9 @@ class CheckedPayload {
   // whose shares' budgets add up past a bound, is checked again in order, so the status is that
   // of its first failure. When `fill` fails, its status. Below `split_bytes`, or without `post`,
   // `fill` runs first and the check with `post` follows. `sections.check` as for the split check.
-  // Allocates `size` bytes first: the caller bounds `size` (a file's decoded size is). From 2 MiB
-  // on they are aligned to 2 MiB and offered huge pages (madvise, on Linux), which spares a
-  // buffer filled once front to back a page fault for each small page. The task handed to `post`
-  // waits for bytes while it runs, so `post` must not wait for the task to end (a pool's Post
-  // queues it; one that runs it at once leaves it to the join, as SideTask says).
+  // Allocates `size` bytes first: the caller bounds `size` (a file's decoded size is). The task
+  // handed to `post` waits for bytes while it runs, so `post` must not wait for the task to end
+  // (a pool's Post queues it; one that runs it at once leaves it to the join, as SideTask says).
   static Result<CheckedPayload> CheckWhileFilled(std::uint64_t size, const Fill& fill,
                                                  FileBudget* budget,
                                                  const SectionCheck& sections, const Post& post,
@@ -291,10 +280,7 @@ class CheckedPayload {
     data_ = bytes_.data();
     size_ = bytes_.size();
   }
-  // The buffer CheckWhileFilled fills, made by MakeFilled and freed as it was made.
-  using Filled = std::unique_ptr<std::uint8_t[], record_internal::FilledDelete>;
-  static Filled MakeFilled(std::size_t size);
-  void Keep(Filled filled, std::size_t size) {
+  void Keep(std::unique_ptr<std::uint8_t[]> filled, std::size_t size) {
     filled_ = std::move(filled);
     data_ = filled_.get();
     size_ = size;
@@ -304,7 +290,7 @@ class CheckedPayload {
   // filled (made without being zeroed first: the fill writes each byte). Either moves with the
   // payload without moving its bytes.
   Bytes bytes_;
-  Filled filled_;
+  std::unique_ptr<std::uint8_t[]> filled_;
   const std::uint8_t* data_ = nullptr;
   std::size_t size_ = 0;
   ChunkTables tables_;

@@ -673,54 +673,6 @@ TEST_F(EverythingTest, ASplitCheckGivesWhatTheCheckInOrderGives) {
   }
 }
 
-// A payload of a huge page (2 MiB) or more that is checked while it arrives is filled into a
-// buffer aligned to a huge page, which the kernel is told it may back with huge pages (Linux, with
-// transparent huge pages built in): a load's world chunk, filled once front to back, then takes a
-// handful of page faults instead of one per small page. The records are the check in order's.
-TEST_F(EverythingTest, ALargePayloadCheckedWhileItArrivesIsFilledIntoHugePages) {
-  ASSERT_OK_AND_ASSIGN(const Bytes some, ManyRecords(1000));
-  ASSERT_OK_AND_ASSIGN(const Bytes bytes,
-                       ManyRecords(1000 * ((std::size_t{2} << 20) / some.size() + 1)));
-  ASSERT_GE(bytes.size(), std::size_t{2} << 20);
-  TwoThreadCheck c;
-  const CheckedPayload::Fill fill = [&bytes](std::span<std::uint8_t> out,
-                                             const std::function<void(std::size_t)>& arrived) {
-    std::copy(bytes.begin(), bytes.end(), out.begin());
-    arrived(bytes.size());
-    return OkStatus();
-  };
-  Result<CheckedPayload> checked =
-      CheckedPayload::CheckWhileFilled(bytes.size(), fill, nullptr, c.sections, c.on_a_thread);
-  c.Settle();
-  ASSERT_OK(checked.status());
-  const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(checked->bytes().data());
-  EXPECT_EQ(at % (std::uintptr_t{2} << 20), 0u);
-  ASSERT_OK_AND_ASSIGN(const CheckedPayload in_order,
-                       CheckedPayload::Check(bytes, nullptr, c.sections));
-  ExpectSameRecords(*checked, in_order);
-#ifdef __linux__
-  // The mapping holding it carries the advice ("hg" among its flags in /proc/self/smaps).
-  if (std::FILE* thp = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r")) {
-    std::fclose(thp);
-    std::FILE* smaps = std::fopen("/proc/self/smaps", "r");
-    ASSERT_NE(smaps, nullptr);
-    bool inside = false;
-    std::string flags;
-    char line[512];
-    while (std::fgets(line, sizeof line, smaps) != nullptr) {
-      unsigned long from = 0, to = 0;
-      if (std::sscanf(line, "%lx-%lx ", &from, &to) == 2) {
-        inside = from <= at && at < to;
-      } else if (inside && std::strncmp(line, "VmFlags:", 8) == 0) {
-        flags = line;
-      }
-    }
-    std::fclose(smaps);
-    EXPECT_NE(flags.find(" hg"), std::string::npos) << flags;
-  }
-#endif
-}
-
 // A check of bytes that arrive while it runs (CheckWhileFilled) gives what the check in order of
 // the whole bytes gives, however the bytes arrive and whoever takes the follower's task; a fill
 // that fails gives its own status, and the follower waiting on it stops. Over 256 records, so
