@@ -73,14 +73,14 @@
 // come out negative. For information too: format::Verify and format::Read of the file, the check
 // of every record of one capture on one thread (LoadedGame::Check with no helper: the check's
 // cost per record apart from decompression and threads), the last load's own read/apply split,
-// the page faults the process took while each timed load read and checked (getrusage's minor
-// faults: pages the system handed out afresh, each about 10 us here), and how far apart in
-// memory the actors of the loaded world (after the last load) and of the played world lie, in
-// the scene's order. And a load keeping the map in a game that ticks the save
-// system once a frame at 60 Hz, sleeping between frames (Load/KeepMapTicking60Hz): from Load to
-// its callback, the fastest and the most frames. The loads above run each step on the game thread
-// as it arrives; a game runs them at its next frame, so each step a load waits for there costs it
-// up to a frame.
+// the page faults the process took while each of Load/Whole's loads read and checked
+// (getrusage's minor faults, most of them here pages the system handed out afresh, a small one
+// costing about 10 us), and how far apart in memory the actors of the loaded world (after the
+// last load) and of the played world lie, in the scene's order. And a load keeping the map in a
+// game that ticks the save system once a frame at 60 Hz, sleeping between frames
+// (Load/KeepMapTicking60Hz): from Load to its callback, the fastest and the most frames. The
+// loads above run each step on the game thread as it arrives; a game runs them at its next
+// frame, so each step a load waits for there costs it up to a frame.
 //
 // Bytes: the file the store wrote (zstd level 3) / actors <= 60; raw record bytes / actors too.
 //
@@ -598,14 +598,15 @@ long MinorFaults() {
 }
 
 // Counts the page faults of a load from its start until it has read and checked (the stage after
-// is the map's): on this machine each costs about 10 us, and a load whose buffers come fresh from
-// the system takes thousands.
+// is the map's): on this machine a small page's costs about 10 us, and a load whose buffers come
+// fresh from the system takes thousands.
 struct FaultWatch : game::SaveEvents {
-  long at_start = 0;
+  std::optional<long> at_start;
   void OnLoadStarted(std::string_view) override { at_start = MinorFaults(); }
   void OnLoadProgress(std::string_view, game::LoadStage stage) override {
-    if (stage == game::LoadStage::kLoadingAssets) {
-      env->read_faults.push_back(MinorFaults() - at_start);
+    if (stage == game::LoadStage::kLoadingAssets && at_start) {
+      env->read_faults.push_back(MinorFaults() - *at_start);
+      at_start.reset();
     }
   }
 };
@@ -1271,7 +1272,7 @@ void PrintSummary(const CapturingReporter& rep) {
     std::vector<long> faults = env->read_faults;
     std::sort(faults.begin(), faults.end());
     std::printf("    for information: page faults while reading and checking, median %ld, most %ld"
-                "\n    (over the %zu runs; a fault is a page the system handed out afresh)\n",
+                "\n    (over the %zu runs; minor faults, most of them pages handed out afresh)\n",
                 faults[(faults.size() - 1) / 2], faults.back(), faults.size());
   }
   std::printf(
