@@ -590,7 +590,8 @@ struct LoadWatch : game::SaveEvents {
   }
 };
 
-// The process's minor page faults so far: each a page the system handed out afresh.
+// The process's minor page faults so far: pages mapped without reading the disk (here, most of
+// them pages the system handed out afresh).
 long MinorFaults() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
