@@ -2,7 +2,7 @@
 #
 #   make demo       set up, build, and run the main job
 #   make test       set up, build, and run every test through ctest
-#   make sanitize   ASan + UBSan build (clang) of the core and format tests and the fuzz replay
+#   make sanitize   ASan + UBSan build (clang) of the tests labelled sanitize and the fuzz replay
 #   make fuzz       libFuzzer targets (clang); run one with build-fuzz/fuzz/<target> fuzz/corpus/<dir>
 #   make bench      build and run the benchmarks (installs the peers they measure against too)
 #   make install    install headers, library and CMake/pkg-config files under PREFIX

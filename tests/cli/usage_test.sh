@@ -9,7 +9,7 @@ ROLLY="$1"
 run "$ROLLY"
 expect_exit 2
 expect_empty_stdout
-expect_err_match '^rolly: a verb is required \(info, slots or verify\)$'
+expect_err_match '^rolly: a verb is required \(demo, info, slots or verify\)$'
 
 run "$ROLLY" frobnicate file.rsav
 expect_exit 2

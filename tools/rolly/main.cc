@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? rolly::cli::kExitValid : rolly::cli::kExitUsage;
   }
   if (app.get_subcommands().empty()) {
-    std::fprintf(stderr, "rolly: a verb is required (info, slots or verify)\n%s", kMoreInfo);
+    std::fprintf(stderr, "rolly: a verb is required (demo, info, slots or verify)\n%s", kMoreInfo);
     return rolly::cli::kExitUsage;
   }
 
