@@ -84,6 +84,16 @@ constexpr std::string_view kMap = R"({
 const Guid kFirst = *Guid::Parse("6d1e8f0a-3b7c-4f2e-9a51-0c4d2b7e8f11");
 const Guid kThird = *Guid::Parse("6d1e8f0a-3b7c-4f2e-9a51-0c4d2b7e8f13");
 
+// Starts a game on the map (a game's own host would load its level here).
+bool StartOnMap(rolly::scene::Scene& game) {
+  game.AddMap(kMapPath, std::string(kMap));
+  if (Status s = game.Start(kMapPath); !s.ok()) {
+    std::fprintf(stderr, "starting the map: %s\n", s.ToString().c_str());
+    return false;
+  }
+  return true;
+}
+
 // Prints a load's progress as the game's loading screen would show it.
 class LoadScreen : public rolly::game::SaveEvents {
  public:
@@ -121,11 +131,7 @@ int main(int argc, char** argv) {
     // The first game: start the map, make the save system before play changes anything (it
     // learns the map's placed actors as they are made), then play.
     rolly::scene::Scene game(registry);
-    game.AddMap(kMapPath, std::string(kMap));
-    if (Status s = game.Start(kMapPath); !s.ok()) {
-      std::fprintf(stderr, "starting the map: %s\n", s.ToString().c_str());
-      return 1;
-    }
+    if (!StartOnMap(game)) return 1;
     rolly::game::SaveSystem saves(store, game, registry, mailbox, workers);
 
     Torch* first = game.FindActorAs<Torch>(kFirst);
@@ -163,11 +169,7 @@ int main(int argc, char** argv) {
 
   // A fresh game on the same map: the torches are as the map made them until the load.
   rolly::scene::Scene game(registry);
-  game.AddMap(kMapPath, std::string(kMap));
-  if (Status s = game.Start(kMapPath); !s.ok()) {
-    std::fprintf(stderr, "starting the map: %s\n", s.ToString().c_str());
-    return 1;
-  }
+  if (!StartOnMap(game)) return 1;
   rolly::game::SaveSystem saves(store, game, registry, mailbox, workers);
   LoadScreen screen;
   saves.SetEvents(&screen);
