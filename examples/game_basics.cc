@@ -7,8 +7,8 @@
 // Usage: game_basics [FOLDER]   (default: saves/)
 // Exits 0 when the loaded game matches the saved one, 1 otherwise.
 //
-// A game on its own engine writes a world::Host for it in place of the scene (docs/host.md); the
-// rest of this program stays the same.
+// A game on its own engine writes a world::Host for it in place of the scene (docs/host.md), and
+// its classes derive from its engine's; the registry, store and save system calls stay as here.
 
 #include <chrono>
 #include <cstdint>
@@ -129,12 +129,18 @@ int main(int argc, char** argv) {
   Guid spawned_id;
   {
     // The first game: start the map, make the save system before play changes anything (it
-    // learns the map's placed actors as they are made), then play.
+    // notes the map's placed actors when it is made, which is how a save knows the ones play
+    // destroyed), then play.
     rolly::scene::Scene game(registry);
     if (!StartOnMap(game)) return 1;
     rolly::game::SaveSystem saves(store, game, registry, mailbox, workers);
 
     Torch* first = game.FindActorAs<Torch>(kFirst);
+    Wallet* wallet = game.GetSubsystem<Wallet>();
+    if (first == nullptr || wallet == nullptr) {
+      std::fprintf(stderr, "the map lacks the first torch or the wallet\n");
+      return 1;
+    }
     first->lit = true;
     first->fuel = 60;
     first->flame()->height = 2.5f;
@@ -148,7 +154,7 @@ int main(int argc, char** argv) {
     }
     (*dropped)->lit = true;
     spawned_id = (*dropped)->id;
-    game.GetSubsystem<Wallet>()->gold = 120;
+    wallet->gold = 120;
 
     bool saved = false;
     saves.Save("Slot 1", {.title = "In the cave"}, [&saved](Result<rolly::game::SaveOutcome> r) {
@@ -170,8 +176,8 @@ int main(int argc, char** argv) {
   // A fresh game on the same map: the torches are as the map made them until the load.
   rolly::scene::Scene game(registry);
   if (!StartOnMap(game)) return 1;
+  LoadScreen screen;  // made before the save system, so that it outlives it
   rolly::game::SaveSystem saves(store, game, registry, mailbox, workers);
-  LoadScreen screen;
   saves.SetEvents(&screen);
 
   bool loaded = false;
@@ -187,7 +193,6 @@ int main(int argc, char** argv) {
                            r->report.removed);
              });
   if (!WaitForCallbacks(saves) || !loaded) return 1;
-  saves.SetEvents(nullptr);
 
   // What the first game left, found again.
   const Torch* first = game.FindActorAs<Torch>(kFirst);
@@ -196,12 +201,12 @@ int main(int argc, char** argv) {
   const bool same = first != nullptr && first->lit && first->fuel == 60 &&
                     first->flame()->height == 2.5f && game.FindActor(kThird) == nullptr &&
                     dropped != nullptr && dropped->lit && dropped->transform.translation.x == 2 &&
-                    wallet->gold == 120;
+                    wallet != nullptr && wallet->gold == 120;
   std::printf("first torch %s, fuel %d, flame %.1f; third torch %s; dropped torch %s; gold %d\n",
               first && first->lit ? "lit" : "out", first ? first->fuel : -1,
               first ? first->flame()->height : 0.0f,
               game.FindActor(kThird) ? "still there" : "gone", dropped ? "back" : "missing",
-              wallet->gold);
+              wallet ? wallet->gold : -1);
   std::printf("%s\n", same ? "the loaded game matches the saved one"
                            : "the loaded game differs from the saved one");
   return same ? 0 : 1;

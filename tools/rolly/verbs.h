@@ -86,8 +86,8 @@ struct SlotsOptions {
 // read or a prefix outside the name rules.
 int RunSlots(const SlotsOptions& options, std::FILE* out, std::FILE* err);
 
-// `rolly demo`: the main job (docs/cli.md). Exit 0 when the loaded world equals the saved one,
-// 1 on a difference or a failure, 2 on a usage error.
+// `rolly demo`: the main job (docs/cli.md). Exit 1 on a difference or a failed step, 2 on a usage
+// error; else RunSlots' code for the slot list it prints (0 when every slot there is sound).
 struct DemoOptions {
   std::string dir = "saves";
   int actors = 10'000;
