@@ -82,8 +82,9 @@ struct SlotsOptions {
 
 // `rolly slots`: the slots of a save folder from its slot index (rebuilt in memory from the saves'
 // headers when missing or damaged; nothing is written). Returns kExitValid, kExitInvalid when a
-// slot has a damaged copy or loads from its older copy, kExitUsage for a folder that cannot be
-// read or a prefix outside the name rules.
+// slot has a damaged copy or loads from its older copy or the storage failed while listing,
+// kExitUsage for a folder that cannot be read, a prefix outside the name rules, or a listing that
+// did not end within a minute.
 int RunSlots(const SlotsOptions& options, std::FILE* out, std::FILE* err);
 
 // `rolly demo`: the main job (docs/cli.md). Exit 1 on a difference or a failed step, 2 on a usage
