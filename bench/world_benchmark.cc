@@ -599,7 +599,7 @@ long MinorFaults() {
 }
 
 // Counts the page faults of a load from its start until it has read and checked (the stage after
-// is the map's): on this machine a small page's costs about 10 us, and a load whose buffers come
+// is the map's): on this machine a small page costs about 10 us, and a load whose buffers come
 // fresh from the system takes thousands.
 struct FaultWatch : game::SaveEvents {
   std::optional<long> at_start;
